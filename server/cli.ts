@@ -1,0 +1,216 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { defaultDataDir, DEFAULT_PORT, type ConfigOverrides } from './config.js';
+import { createServer, openHost, type HostServer } from './host.js';
+import { RANK_NAMES, type Rank } from './protocol/enums.js';
+import { AppError } from './errors.js';
+
+/** Where `npm run build` puts the UI, relative to this file once compiled (dist/server/cli.js). */
+export const BUILT_UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'renderer');
+
+const MAIN_HELP = `Hypernex Companion: a Hypernex-compatible host for your LAN.
+
+Usage:
+  hypernex-companion serve [options]        run the host without a window (API, socket and web UI)
+  hypernex-companion user create [options]  create an account directly in a data folder
+  hypernex-companion <command> --help       options of a command
+`;
+
+const SERVE_HELP = `Usage: hypernex-companion serve [options]
+
+Runs the host alone and prints "listening on http://HOST:PORT" once it accepts connections.
+
+Options:
+  --data-dir DIR             data folder (default: ${defaultDataDir()})
+  --host ADDR                address to bind (default: 127.0.0.1; 0.0.0.0 shares it on the LAN)
+  --port N                   port (default: ${DEFAULT_PORT}; 0 picks a free one)
+  --public-url URL           address LAN clients use, e.g. http://192.168.1.20:${DEFAULT_PORT}
+  --config FILE              JSON file with any configuration keys (see README); flags win over it
+  --token-lifetime-days N    login token lifetime (default: 30)
+  --require-invite-code      sign-up needs an invite code
+  --invite-code CODE         a valid invite code (repeatable)
+  --allowed-domain HOST      image host allowed in URLs besides this host (repeatable; default i.imgur.com)
+  --allow-any-game-server    accept any game server
+  --no-ui                    serve only the API, not the web UI
+  --log-level LEVEL          silent, error, warn, info or debug (default: info); logs go to stderr
+  -h, --help                 this help
+`;
+
+const USER_CREATE_HELP = `Usage: hypernex-companion user create [options]
+
+Creates an account in a data folder that no running host holds (stop the host first).
+
+Options:
+  --data-dir DIR      data folder (default: ${defaultDataDir()})
+  --username NAME     3-20 letters or digits, at most one underscore
+  --password PASS     8+ characters with upper and lower case, a digit and a symbol
+  --email EMAIL       email address
+  --rank N            0 Guest .. 6 Owner (default: 2 Registered)
+  -h, --help          this help
+`;
+
+class UsageError extends Error {}
+
+function int(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'public-url': { type: 'string' },
+      config: { type: 'string' },
+      'token-lifetime-days': { type: 'string' },
+      'require-invite-code': { type: 'boolean' },
+      'invite-code': { type: 'string', multiple: true },
+      'allowed-domain': { type: 'string', multiple: true },
+      'allow-any-game-server': { type: 'boolean' },
+      'no-ui': { type: 'boolean' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(SERVE_HELP);
+    return 0;
+  }
+  let overrides: ConfigOverrides = {};
+  if (values.config) {
+    try {
+      overrides = JSON.parse(await readFile(values.config, 'utf8')) as ConfigOverrides;
+    } catch (error) {
+      throw new UsageError(`cannot read --config ${values.config}: ${(error as Error).message}`);
+    }
+  }
+  const port = int('port', values.port);
+  if (port !== undefined && (port < 0 || port > 65535)) throw new UsageError('--port must be 0..65535');
+  const days = int('token-lifetime-days', values['token-lifetime-days']);
+  if (days !== undefined && days < 1) throw new UsageError('--token-lifetime-days must be at least 1');
+  const level = values['log-level'];
+  if (level !== undefined && !['silent', 'error', 'warn', 'info', 'debug'].includes(level)) {
+    throw new UsageError('--log-level must be silent, error, warn, info or debug');
+  }
+  const merged: ConfigOverrides = {
+    uiDir: values['no-ui'] ? null : BUILT_UI_DIR,
+    ...overrides,
+    ...(values['data-dir'] !== undefined && { dataDir: resolve(values['data-dir']) }),
+    ...(values.host !== undefined && { host: values.host }),
+    ...(port !== undefined && { port }),
+    ...(values['public-url'] !== undefined && { publicUrl: values['public-url'] }),
+    ...(days !== undefined && { tokenLifetimeSeconds: days * 86_400 }),
+    ...(values['require-invite-code'] && { requireInviteCode: true }),
+    ...(values['invite-code'] && { globalInviteCodes: values['invite-code'] }),
+    ...(values['allowed-domain'] && { allowedDomains: values['allowed-domain'] }),
+    ...(values['allow-any-game-server'] && { allowAnyGameServer: true }),
+    ...(level !== undefined && { logLevel: level as ConfigOverrides['logLevel'] }),
+  };
+  const logger = pino(
+    { level: process.env.HYPERNEX_LOG_LEVEL ?? merged.logLevel ?? 'info', base: undefined },
+    pino.destination(2),
+  );
+  const server = await createServer(merged, { logger });
+  process.stdout.write(`listening on ${server.url}\n`);
+  printHostInfo(server);
+  await new Promise<void>((resolveStop) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolveStop();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await server.close();
+  return 0;
+}
+
+function printHostInfo(server: HostServer): void {
+  for (const url of server.lanUrls) process.stdout.write(`LAN address: ${url}\n`);
+  process.stdout.write(`data folder: ${server.config.dataDir}\n`);
+  if (server.setupSecret) {
+    process.stdout.write(
+      `first run: no owner yet. Create the owner account with this one-time setup secret:\n` +
+        `setup secret: ${server.setupSecret}\n` +
+        `or open ${server.url}/#setup=${server.setupSecret} on this machine\n`,
+    );
+  }
+}
+
+async function userCreate(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      username: { type: 'string' },
+      password: { type: 'string' },
+      email: { type: 'string' },
+      rank: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USER_CREATE_HELP);
+    return 0;
+  }
+  for (const key of ['username', 'password', 'email'] as const) {
+    if (values[key] === undefined) throw new UsageError(`--${key} is required`);
+  }
+  const rank = int('rank', values.rank) ?? 2;
+  if (rank < 0 || rank > 6) throw new UsageError('--rank must be 0..6');
+  const host = await openHost(
+    { dataDir: resolve(values['data-dir'] ?? defaultDataDir()) },
+    { logger: pino({ level: 'silent' }) },
+  );
+  try {
+    const { user } = await host.accounts.createUser(
+      { username: values.username as string, password: values.password as string, email: values.email as string },
+      { rank: rank as Rank, skipInviteCode: true },
+    );
+    if (rank === 6) await host.setup.markDone();
+    process.stdout.write(`created user ${user.Username} ${user.Id} rank ${rank} (${RANK_NAMES[rank as Rank]})\n`);
+    return 0;
+  } finally {
+    await host.store.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  try {
+    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+      process.stdout.write(MAIN_HELP);
+      return command === undefined ? 1 : 0;
+    }
+    if (command === 'serve') return await serve(argv.slice(1));
+    if (command === 'user' && sub === 'create') return await userCreate(rest);
+    if (command === 'user') {
+      process.stdout.write(USER_CREATE_HELP);
+      return sub === '--help' || sub === '-h' ? 0 : 1;
+    }
+    process.stderr.write(`unknown command ${JSON.stringify(command)}\n\n${MAIN_HELP}`);
+    return 1;
+  } catch (error) {
+    if (error instanceof AppError) {
+      const fields = error.fields ? ` (${Object.values(error.fields).join('; ')})` : '';
+      process.stderr.write(`error: ${error.message}${fields}\n`);
+    } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`error: ${(error as Error).message}\nsee --help\n`);
+    } else {
+      process.stderr.write(`error: ${(error as Error).message}\n`);
+    }
+    return 1;
+  }
+}
+
+export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

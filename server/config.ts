@@ -1,0 +1,84 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** Every limit and setting of the host in one place, with safe defaults (DESIGN: limits as options). */
+export interface HostConfig {
+  /** Folder holding the database and uploaded files; one process owns it at a time. */
+  dataDir: string;
+  /** Address to bind. 127.0.0.1 keeps the host private; 0.0.0.0 shares it on the LAN. */
+  host: string;
+  /** HTTP (and socket) port; 0 picks a free one. */
+  port: number;
+  /** The address LAN clients use, e.g. http://192.168.1.20:5180; decides which image URLs count as "local". */
+  publicUrl: string | null;
+  /** Lifetime of a login token in seconds (30 days, as 1.4.0). */
+  tokenLifetimeSeconds: number;
+  /** At most this many live tokens per user; the oldest is dropped first. */
+  maxTokensPerUser: number;
+  requireInviteCode: boolean;
+  globalInviteCodes: string[];
+  allowAnyGameServer: boolean;
+  /** Image hosts allowed in avatar/world/profile URLs besides the host itself (reference 5.6). */
+  allowedDomains: string[];
+  /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
+  fsync: boolean;
+  /** Folder with the built UI to serve at `/`; null serves no UI. */
+  uiDir: string | null;
+  logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  passwordHash: {
+    /** argon2id memory in KiB (OWASP: 19 MiB). */
+    memoryCost: number;
+    timeCost: number;
+    /** Hashes running at once; the rest wait, so logins never starve the event loop or the fs threads. */
+    concurrency: number;
+  };
+  limits: {
+    /** Largest JSON or urlencoded body, in bytes. */
+    jsonBodyBytes: number;
+  };
+}
+
+export function defaultDataDir(): string {
+  if (process.platform === 'win32') {
+    return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Hypernex Companion');
+  }
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'Hypernex Companion');
+  return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'hypernex-companion');
+}
+
+export const DEFAULT_PORT = 5180;
+
+export function defaultConfig(): HostConfig {
+  return {
+    dataDir: defaultDataDir(),
+    host: '127.0.0.1',
+    port: DEFAULT_PORT,
+    publicUrl: null,
+    tokenLifetimeSeconds: 30 * 24 * 60 * 60,
+    maxTokensPerUser: 50,
+    requireInviteCode: false,
+    globalInviteCodes: [],
+    allowAnyGameServer: false,
+    allowedDomains: ['i.imgur.com'],
+    fsync: true,
+    uiDir: null,
+    logLevel: 'info',
+    passwordHash: { memoryCost: 19_456, timeCost: 2, concurrency: 1 },
+    limits: { jsonBodyBytes: 256 * 1024 },
+  };
+}
+
+export type ConfigOverrides = Partial<Omit<HostConfig, 'passwordHash' | 'limits'>> & {
+  passwordHash?: Partial<HostConfig['passwordHash']>;
+  limits?: Partial<HostConfig['limits']>;
+};
+
+export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
+  const base = defaultConfig();
+  return {
+    ...base,
+    ...overrides,
+    passwordHash: { ...base.passwordHash, ...overrides.passwordHash },
+    limits: { ...base.limits, ...overrides.limits },
+  };
+}

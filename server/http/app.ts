@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { bodyParser } from '@koa/bodyparser';
+import cors from '@koa/cors';
+import Router from '@koa/router';
+import Koa from 'koa';
+import send from 'koa-send';
+import type { Logger } from 'pino';
+import type { HostConfig } from '../config.js';
+import type { AccountsService } from '../services/accounts.js';
+import type { SetupService } from '../services/setup.js';
+import type { SocialService } from '../services/social.js';
+import type { UsersRepo } from '../store/users.js';
+import { envelopeFunnel } from './envelope.js';
+import { accountRoutes } from './routes/accounts.js';
+import { infoRoutes } from './routes/info.js';
+import { setupRoutes } from './routes/setup.js';
+
+export interface HttpDeps {
+  config: HostConfig;
+  log: Logger;
+  accounts: AccountsService;
+  social: SocialService;
+  setup: SetupService;
+  users: UsersRepo;
+  socketPort: () => number;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** UI pages may talk to this host only (HTTP and socket) and load no outside script. */
+const UI_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: http: https:; " +
+  "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+export function createHttpApp(deps: HttpDeps): Koa {
+  const app = new Koa();
+  app.silent = true;
+
+  app.use(async (ctx, next) => {
+    const incoming = ctx.get('x-request-id');
+    const reqId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.reqId = reqId;
+    ctx.set('X-Request-Id', reqId);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      deps.log.debug(
+        { reqId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        'request',
+      );
+    }
+  });
+
+  // As the real server's cors(): any origin, no credentials, preflight answered 204.
+  app.use(cors({ origin: '*', allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE' }));
+  app.use(envelopeFunnel(deps.log));
+  app.use(async (ctx, next) => {
+    if (!ctx.path.startsWith('/api/')) return next();
+    return bodyParser({
+      enableTypes: ['json', 'form'],
+      jsonLimit: deps.config.limits.jsonBodyBytes,
+      formLimit: deps.config.limits.jsonBodyBytes,
+    })(ctx, next);
+  });
+
+  const api = new Router({ prefix: '/api/v1' });
+  accountRoutes(api, deps);
+  setupRoutes(api, deps);
+  infoRoutes(api, deps);
+  app.use(api.routes());
+
+  if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));
+  return app;
+}
+
+/** The built renderer at `/`, with index.html for any other page path (client-side routes). */
+function serveUi(root: string): Koa.Middleware {
+  return async (ctx, next) => {
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.path.startsWith('/api/')) return next();
+    const path = ctx.path === '/' ? '/index.html' : ctx.path;
+    let served: string | undefined;
+    try {
+      served = await send(ctx, path, { root, hidden: false, index: 'index.html' });
+    } catch {
+      served = undefined;
+    }
+    if (!served) {
+      if (!(await exists(join(root, 'index.html')))) return next();
+      served = await send(ctx, '/index.html', { root });
+    }
+    if (served.endsWith('.html')) {
+      ctx.set('Content-Security-Policy', UI_CSP);
+      ctx.set('Cache-Control', 'no-cache');
+    } else if (served.includes(`${join(root, 'assets')}`)) {
+      ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    }
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,76 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { ErrorCode, type FieldErrors } from '../protocol/errors.js';
+import { fieldErrorsOf } from '../protocol/schemas.js';
+import { AppError } from '../errors.js';
+
+/** The only place that writes a successful answer. */
+export function reply(ctx: Context, message: string, result?: Record<string, unknown>): void {
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = result === undefined ? { success: true, message } : { success: true, message, result };
+}
+
+/** Validates `input` against `schema`, or throws "Invalid parameters!" naming each bad field. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input ?? {});
+  if (!parsed.success) {
+    throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', fieldErrorsOf(parsed.error));
+  }
+  return parsed.data;
+}
+
+interface HttpishError {
+  status?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+function classify(error: unknown): { code: ErrorCode; message: string; fields?: FieldErrors; extra?: Record<string, unknown>; unexpected: boolean } {
+  if (error instanceof AppError) {
+    return { code: error.code, message: error.message, fields: error.fields, extra: error.extra, unexpected: false };
+  }
+  const http = (error ?? {}) as HttpishError;
+  switch (http.type) {
+    case 'entity.parse.failed':
+      return { code: ErrorCode.INVALID_JSON, message: 'Invalid parameters! The body is not valid JSON.', unexpected: false };
+    case 'entity.too.large':
+      return { code: ErrorCode.BODY_TOO_LARGE, message: 'Invalid parameters! The body is too large.', unexpected: false };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'Invalid parameters! Unsupported body encoding.', unexpected: false };
+    case 'request.aborted':
+      return { code: ErrorCode.INVALID_PARAMETERS, message: 'Request aborted.', unexpected: false };
+  }
+  if (http.status === 400 || http.status === 413 || http.status === 415) {
+    return { code: ErrorCode.INVALID_PARAMETERS, message: 'Invalid parameters!', unexpected: false };
+  }
+  return { code: ErrorCode.INTERNAL_ERROR, message: 'Internal server error. The host logged the details.', unexpected: true };
+}
+
+/**
+ * The error funnel (Koa's one-place error handling): every failure under /api/ becomes an HTTP 200 envelope
+ * with `result.error.code`, because HypernexSharp hangs on anything that is not 2xx. Unexpected errors are logged
+ * with the request id; their details never leave the process.
+ */
+export function envelopeFunnel(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.path.startsWith('/api/') && ctx.body === undefined && ctx.status === 404) {
+        throw new AppError(ErrorCode.NOT_FOUND, `Unknown endpoint: ${ctx.method} ${ctx.path}`);
+      }
+    } catch (error) {
+      const { code, message, fields, extra, unexpected } = classify(error);
+      if (unexpected) log.error({ err: error, reqId: ctx.state.reqId, path: ctx.path }, 'request failed');
+      ctx.status = 200;
+      ctx.type = 'application/json';
+      ctx.body = {
+        success: false,
+        message,
+        result: { ...extra, error: fields && Object.keys(fields).length > 0 ? { code, fields } : { code } },
+      };
+    }
+  };
+}

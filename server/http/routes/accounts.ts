@@ -1,0 +1,168 @@
+import type Router from '@koa/router';
+import { ErrorCode } from '../../protocol/errors.js';
+import { LoginResult } from '../../protocol/enums.js';
+import {
+  AuthRequest,
+  ChangePasswordRequest,
+  CreateUserRequest,
+  DoesUserExistQuery,
+  GetUserQuery,
+  GetUserRequest,
+  IsValidTokenRequest,
+  LoginRequest,
+  TargetRequest,
+  UpdateBioRequest,
+  Verify2faRequest,
+} from '../../protocol/schemas.js';
+import { AppError } from '../../errors.js';
+import type { AccountsService } from '../../services/accounts.js';
+import { SOCIAL_MESSAGES, type SocialAction, type SocialService } from '../../services/social.js';
+import type { UsersRepo } from '../../store/users.js';
+import { parse, reply } from '../envelope.js';
+
+export function accountRoutes(
+  router: Router,
+  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo },
+): void {
+  const { accounts, social, users } = deps;
+
+  router.post('/createUser', async (ctx) => {
+    const input = parse(CreateUserRequest, ctx.request.body);
+    const { user, token } = await accounts.createUser(input);
+    reply(ctx, `Created user ${user.Username}`, { UserData: accounts.privateView(user, token.content) });
+  });
+
+  router.post('/login', async (ctx) => {
+    const input = parse(LoginRequest, ctx.request.body);
+    const outcome = await accounts.login(input);
+    switch (outcome.kind) {
+      case 'correct':
+        return reply(ctx, 'Login Successful', { LoginResult: LoginResult.Correct, token: outcome.token });
+      case 'warned':
+        return reply(ctx, 'Warned', {
+          LoginResult: LoginResult.Warned,
+          WarnStatus: outcome.warnStatus,
+          token: outcome.token,
+        });
+      case 'banned':
+        return reply(ctx, 'Banned', { LoginResult: LoginResult.Banned, BanStatus: outcome.banStatus });
+      case 'missing2fa':
+        return reply(ctx, 'Missing 2FA', { LoginResult: LoginResult.Missing2FA });
+      case 'incorrect2fa':
+        // The real server breaks here (reference 10 #1); clients map LoginResult 0 to "Incorrect credentials".
+        return reply(ctx, 'Incorrect credentials', { LoginResult: LoginResult.Incorrect });
+    }
+  });
+
+  router.post('/logout', async (ctx) => {
+    const { userid, tokenContent } = parse(AuthRequest, ctx.request.body);
+    if (!(await accounts.logout(userid, tokenContent))) {
+      throw new AppError(ErrorCode.INVALID_TOKEN, 'Could not find a valid userid or token!');
+    }
+    reply(ctx, 'Logged out!');
+  });
+
+  router.post('/isValidToken', (ctx) => {
+    const input = parse(IsValidTokenRequest, ctx.request.body);
+    if (input.username !== undefined) {
+      const user = users.byUsername(input.username);
+      return reply(ctx, 'Completed Operation', {
+        isValidToken: user ? accounts.authenticate(user.Id, input.tokenContent) !== null : false,
+      });
+    }
+    const userId = input.userid as string;
+    if (!users.get(userId)) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
+    reply(ctx, 'Completed Operation', { isValidToken: accounts.authenticate(userId, input.tokenContent) !== null });
+  });
+
+  router.post('/getUser', (ctx) => {
+    const input = parse(GetUserRequest, ctx.request.body);
+    const byName = input.username !== undefined;
+    const user = byName ? users.byUsername(input.username as string) : users.get(input.userid as string);
+    if (input.tokenContent !== undefined) {
+      const self = user ? accounts.authenticate(user.Id, input.tokenContent) : null;
+      if (!self) {
+        throw new AppError(ErrorCode.INVALID_TOKEN, byName ? 'Failed to getUser!' : 'Invalid token!');
+      }
+      return reply(ctx, `Got user ${self.Username}`, { UserData: accounts.privateView(self, input.tokenContent) });
+    }
+    if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
+    reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
+  });
+  // Browsers and simple clients may ask with a query string.
+  router.get('/getUser', (ctx) => {
+    const input = parse(GetUserQuery, ctx.query);
+    const user = input.username !== undefined ? users.byUsername(input.username) : users.get(input.userid ?? '');
+    if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
+    reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
+  });
+
+  router.get('/doesUserExist', (ctx) => {
+    const { userid } = parse(DoesUserExistQuery, ctx.query);
+    reply(ctx, 'Completed Search', { doesUserExist: users.get(userid) !== undefined });
+  });
+
+  router.post('/updateBio', async (ctx) => {
+    const input = parse(UpdateBioRequest, ctx.request.body);
+    const user = accounts.requireUser(input.userid, input.tokenContent);
+    await accounts.updateBio(user, input.bio);
+    reply(ctx, 'Updated Bio!', { Bio: { ...user.Bio } });
+  });
+
+  router.post('/enable2fa', async (ctx) => {
+    const { userid, tokenContent } = parse(AuthRequest, ctx.request.body);
+    const user = accounts.requireUser(userid, tokenContent);
+    reply(ctx, 'Enabled 2FA!', { otpauth_url: await accounts.enable2fa(user) });
+  });
+
+  router.post('/verify2fa', async (ctx) => {
+    const { userid, tokenContent, code } = parse(Verify2faRequest, ctx.request.body);
+    const user = accounts.requireUser(userid, tokenContent);
+    if (!(await accounts.verify2fa(user, code))) {
+      throw new AppError(ErrorCode.INVALID_2FA_CODE, 'Invalid 2FA Code!', { code: 'does not match the current code' });
+    }
+    reply(ctx, 'Verified 2FA!');
+  });
+
+  router.post('/remove2fa', async (ctx) => {
+    const { userid, tokenContent } = parse(AuthRequest, ctx.request.body);
+    const user = accounts.requireUser(userid, tokenContent);
+    await accounts.remove2fa(user);
+    reply(ctx, 'Removed 2FA!');
+  });
+
+  // Changing the password while signed in needs no email; the reset-by-email path answers below.
+  router.post('/resetPassword', async (ctx) => {
+    const body = ctx.request.body as Record<string, unknown> | undefined;
+    if (body && typeof body.tokenContent === 'string') {
+      const input = parse(ChangePasswordRequest, body);
+      const user = accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
+      await accounts.changePassword(user, input.newPassword);
+      return reply(ctx, 'Reset password!');
+    }
+    throw emailNotConfigured();
+  });
+
+  for (const path of ['/sendVerificationEmail', '/verifyEmailToken', '/changeEmail', '/requestPasswordReset']) {
+    router.post(path, () => {
+      throw emailNotConfigured();
+    });
+  }
+
+  const socialActions = Object.keys(SOCIAL_MESSAGES) as SocialAction[];
+  for (const action of socialActions) {
+    router.post(`/${action}`, async (ctx) => {
+      const { userid, tokenContent, targetUserId } = parse(TargetRequest, ctx.request.body);
+      const me = accounts.requireUser(userid, tokenContent);
+      await social.act(action, me, targetUserId);
+      reply(ctx, SOCIAL_MESSAGES[action].ok);
+    });
+  }
+}
+
+function emailNotConfigured(): AppError {
+  return new AppError(
+    ErrorCode.EMAIL_NOT_CONFIGURED,
+    'Email is not configured on this host: it sends no email. Ask the host owner for help with your account.',
+  );
+}

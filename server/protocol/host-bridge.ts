@@ -1,0 +1,43 @@
+/**
+ * The contract between the Electron shell (main/preload) and the UI: host-only things, never business logic.
+ * The preload exposes one object of type `HostBridge` as `window.hypernexHost`; in a LAN browser it is absent.
+ */
+
+export interface HostSettings {
+  /** Address to bind: 127.0.0.1 (this machine only) or 0.0.0.0 (the LAN). */
+  host: string;
+  port: number;
+  dataDir: string;
+}
+
+export interface HostState {
+  running: boolean;
+  /** e.g. http://127.0.0.1:5180 while running. */
+  url: string | null;
+  /** Addresses to share with other machines on the LAN. */
+  lanUrls: string[];
+  settings: HostSettings;
+  /** One-time owner setup secret while the host has no owner; only the host machine ever sees it. */
+  setupSecret: string | null;
+  /** Last start failure, in words (e.g. "port 5180 is in use"). */
+  error: string | null;
+}
+
+export interface NotificationRequest {
+  title: string;
+  body: string;
+}
+
+export interface HostBridge {
+  getState(): Promise<HostState>;
+  start(): Promise<HostState>;
+  stop(): Promise<HostState>;
+  /** Saves settings and restarts the host if it was running. */
+  updateSettings(settings: Partial<HostSettings>): Promise<HostState>;
+  openDataFolder(): Promise<void>;
+  /** Opens an http(s) URL in the system browser; anything else is refused. */
+  openExternal(url: string): Promise<void>;
+  notify(notification: NotificationRequest): Promise<void>;
+  /** Subscribes to state changes; returns the unsubscribe function. */
+  onStateChanged(listener: (state: HostState) => void): () => void;
+}

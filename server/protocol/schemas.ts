@@ -1,0 +1,161 @@
+import { z } from 'zod';
+
+/**
+ * Request schemas and field rules shared by the server (boundary validation) and the renderer (the same field
+ * errors before sending). Type checks come first and answer "Invalid parameters!" (a null, a missing value or a
+ * wrong type, the 1.4.0 null fix); the rules below then give each field its own reason.
+ */
+
+export const USERNAME_MIN = 3;
+export const USERNAME_MAX = 20;
+export const PASSWORD_MIN = 8;
+/** Bounds the work of one hash; far above any real password. */
+export const PASSWORD_MAX = 256;
+export const EMAIL_MAX = 254;
+export const BIO_DESCRIPTION_MAX = 1000;
+export const BIO_DISPLAY_NAME_MAX = 20;
+export const BIO_STATUS_TEXT_MAX = 200;
+export const URL_MAX = 2048;
+
+/** Reason a username breaks the reference rules (3-20 of A-Z a-z 0-9, at most one `_`), or null. */
+export function usernameProblem(username: string): string | null {
+  if (username.length < USERNAME_MIN || username.length > USERNAME_MAX) {
+    return `must be ${USERNAME_MIN} to ${USERNAME_MAX} characters`;
+  }
+  if (!/^[A-Za-z0-9_]+$/.test(username)) return 'may only use letters, digits and one underscore';
+  if ((username.match(/_/g) ?? []).length > 1) return 'may contain at most one underscore';
+  return null;
+}
+
+/** Reason a password is too weak (reference 3.1), or null. */
+export function passwordProblem(password: string): string | null {
+  if (password.length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`;
+  if (password.length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`;
+  if (!/[A-Z]/.test(password)) return 'needs an uppercase letter';
+  if (!/[a-z]/.test(password)) return 'needs a lowercase letter';
+  if (!/[0-9]/.test(password)) return 'needs a digit';
+  if (!/[^A-Za-z0-9]/.test(password)) return 'needs a symbol (a character that is not a letter or digit)';
+  return null;
+}
+
+const emailSchema = z.email().max(EMAIL_MAX);
+export function emailProblem(email: string): string | null {
+  return emailSchema.safeParse(email).success ? null : 'is not a valid email address';
+}
+
+const id = z.string().min(1).max(200);
+const token = z.string().min(1).max(512);
+
+export const CreateUserRequest = z.object({
+  username: z.string().max(200),
+  password: z.string().max(4096),
+  email: z.string().max(1000),
+  // HypernexSharp drops an empty inviteCode (reference 3.1): missing means "".
+  inviteCode: z.string().max(200).optional(),
+});
+export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
+
+export const SetupOwnerRequest = CreateUserRequest.omit({ inviteCode: true }).extend({
+  setupSecret: z.string().min(1).max(512),
+});
+export type SetupOwnerRequest = z.infer<typeof SetupOwnerRequest>;
+
+export const LoginRequest = z.object({
+  username: z.string().min(1).max(200),
+  password: z.string().min(1).max(4096),
+  twofacode: z.string().max(32).optional(),
+  app: z.string().max(100).optional(),
+});
+export type LoginRequest = z.infer<typeof LoginRequest>;
+
+export const AuthRequest = z.object({ userid: id, tokenContent: token });
+export type AuthRequest = z.infer<typeof AuthRequest>;
+
+export const IsValidTokenRequest = z
+  .object({ username: z.string().min(1).max(200).optional(), userid: id.optional(), tokenContent: token })
+  .refine((v) => v.username !== undefined || v.userid !== undefined, {
+    message: 'username or userid is required',
+    path: ['userid'],
+  });
+
+export const GetUserRequest = z
+  .object({ username: z.string().min(1).max(200).optional(), userid: id.optional(), tokenContent: token.optional() })
+  .refine((v) => v.username !== undefined || v.userid !== undefined, {
+    message: 'username or userid is required',
+    path: ['userid'],
+  });
+
+export const GetUserQuery = z
+  .object({ username: z.string().min(1).max(200).optional(), userid: id.optional() })
+  .refine((v) => v.username !== undefined || v.userid !== undefined, {
+    message: 'username or userid is required',
+    path: ['userid'],
+  });
+
+export const TargetRequest = AuthRequest.extend({ targetUserId: id });
+export type TargetRequest = z.infer<typeof TargetRequest>;
+
+export const Verify2faRequest = AuthRequest.extend({ code: z.string().min(1).max(32) });
+
+export const ChangePasswordRequest = z.object({
+  userid: id,
+  tokenContent: token,
+  newPassword: z.string().max(4096),
+});
+
+const pronounId = z.number().int().min(-3).max(13);
+export const PronounsInput = z.union([
+  z.literal('remove'),
+  z.object({
+    nominativeId: pronounId,
+    accusativeId: pronounId,
+    reflexiveId: pronounId.optional(),
+    independentId: pronounId.optional(),
+    dependentId: pronounId.optional(),
+    DisplayThree: z.boolean(),
+  }),
+]);
+
+/** Status values a user may set: Offline (0) is what others see without a socket, never a choice. */
+export const SETTABLE_STATUSES = [1, 2, 3, 4] as const;
+
+export const BioInput = z
+  .object({
+    isPrivateAccount: z.boolean(),
+    Status: z
+      .number()
+      .int()
+      .refine((s) => (SETTABLE_STATUSES as readonly number[]).includes(s), 'must be 1 (Online) to 4 (DoNotDisturb)'),
+    StatusText: z.string().max(BIO_STATUS_TEXT_MAX),
+    Description: z.string().max(BIO_DESCRIPTION_MAX),
+    DisplayName: z.string().max(BIO_DISPLAY_NAME_MAX),
+    PfpURL: z.string().max(URL_MAX),
+    BannerURL: z.string().max(URL_MAX),
+    Pronouns: PronounsInput,
+  })
+  .partial();
+export type BioInput = z.infer<typeof BioInput>;
+
+export const UpdateBioRequest = AuthRequest.extend({
+  // HypernexSharp sends the object; a JSON string (urlencoded forms) is accepted too.
+  bio: z.union([z.record(z.string(), z.unknown()), z.string().max(20_000)]),
+});
+
+export const DoesUserExistQuery = z.object({ userid: id });
+
+/** Turns a zod error into `{field: reason}` for `result.error.fields`. */
+export function fieldErrorsOf(error: z.ZodError): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '_';
+    if (out[key] === undefined) out[key] = describeIssue(issue);
+  }
+  return out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type') {
+    return issue.input === undefined ? 'is required' : `must be ${issue.expected}`;
+  }
+  return issue.message;
+}

@@ -1,0 +1,405 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
+import { ErrorCode } from '../protocol/errors.js';
+import { LoginResult, Rank, Status } from '../protocol/enums.js';
+import {
+  BioInput,
+  emailProblem,
+  fieldErrorsOf,
+  passwordProblem,
+  usernameProblem,
+  type CreateUserRequest,
+  type LoginRequest,
+} from '../protocol/schemas.js';
+import type { PrivateUserDto, PublicUserDto, TokenDto } from '../protocol/types.js';
+import { AppError } from '../errors.js';
+import type { StoredToken, StoredUser } from '../store/users.js';
+import { unixSeconds, type ServiceDeps } from './context.js';
+import { isUrlAllowed } from './urls.js';
+
+export function hashToken(content: string): Buffer {
+  return createHash('sha256').update(content, 'utf8').digest();
+}
+
+export type LoginOutcome =
+  | { kind: 'correct'; token: TokenDto; user: StoredUser }
+  | { kind: 'warned'; token: TokenDto; user: StoredUser; warnStatus: StoredUser['WarnStatus'] }
+  | { kind: 'banned'; banStatus: StoredUser['BanStatus'] }
+  | { kind: 'missing2fa' }
+  | { kind: 'incorrect2fa' };
+
+export interface AccountsService {
+  createUser(input: CreateUserRequest, options?: { rank?: Rank; skipInviteCode?: boolean }): Promise<{
+    user: StoredUser;
+    token: TokenDto;
+  }>;
+  login(input: LoginRequest): Promise<LoginOutcome>;
+  /** The user whose live token this is, or null (unknown user, wrong or expired token, banned, warned). */
+  authenticate(userId: string, tokenContent: string): StoredUser | null;
+  /** Like authenticate, but throws the envelope's "Failed to authenticate user!" error. */
+  requireUser(userId: string, tokenContent: string, message?: string): StoredUser;
+  logout(userId: string, tokenContent: string): Promise<boolean>;
+  isBanned(user: StoredUser): boolean;
+  privateView(user: StoredUser, currentToken: string | null): PrivateUserDto;
+  publicView(user: StoredUser): PublicUserDto;
+  updateBio(user: StoredUser, bio: unknown): Promise<void>;
+  enable2fa(user: StoredUser): Promise<string>;
+  verify2fa(user: StoredUser, code: string): Promise<boolean>;
+  remove2fa(user: StoredUser): Promise<void>;
+  changePassword(user: StoredUser, newPassword: string): Promise<void>;
+}
+
+const TOTP_PERIOD = 30;
+
+export function createAccountsService(deps: ServiceDeps & { localHosts: () => string[] }): AccountsService {
+  const { users, store, clock, ids, config, passwords, presence, events } = deps;
+
+  function newToken(app: string): { dto: TokenDto; stored: StoredToken } {
+    const now = unixSeconds(clock);
+    const content = ids.secret();
+    const dto: TokenDto = { content, dateCreated: now, dateExpire: now + config.tokenLifetimeSeconds, app };
+    return {
+      dto,
+      stored: {
+        hash: hashToken(content).toString('hex'),
+        dateCreated: dto.dateCreated,
+        dateExpire: dto.dateExpire,
+        app,
+      },
+    };
+  }
+
+  /** Drops expired tokens and keeps at most `maxTokensPerUser - 1`, making room for one more. */
+  function pruneTokens(user: StoredUser): void {
+    const now = unixSeconds(clock);
+    user.AccountTokens = user.AccountTokens.filter((token) => token.dateExpire > now);
+    const keep = Math.max(0, config.maxTokensPerUser - 1);
+    if (user.AccountTokens.length > keep) {
+      user.AccountTokens.sort((a, b) => a.dateCreated - b.dateCreated);
+      user.AccountTokens = user.AccountTokens.slice(user.AccountTokens.length - keep);
+    }
+  }
+
+  function findToken(user: StoredUser, tokenContent: string): StoredToken | undefined {
+    const candidate = hashToken(tokenContent);
+    const now = unixSeconds(clock);
+    let found: StoredToken | undefined;
+    // Compare every token in constant time; do not stop at the first match.
+    for (const token of user.AccountTokens) {
+      const stored = Buffer.from(token.hash, 'hex');
+      if (stored.length === candidate.length && timingSafeEqual(stored, candidate) && token.dateExpire > now) {
+        found = token;
+      }
+    }
+    return found;
+  }
+
+  function isBanned(user: StoredUser): boolean {
+    return user.BanStatus.isBanned && user.BanStatus.BanEnd > unixSeconds(clock);
+  }
+
+  function authenticate(userId: string, tokenContent: string): StoredUser | null {
+    const user = users.get(userId);
+    if (!user) return null;
+    if (!findToken(user, tokenContent)) return null;
+    if (isBanned(user) || user.WarnStatus.isWarned) return null;
+    return user;
+  }
+
+  function newUser(input: CreateUserRequest, hashed: string, rank: Rank, token: StoredToken): StoredUser {
+    return {
+      Id: ids.id('user'),
+      Username: input.username,
+      HashedPassword: hashed,
+      Email: input.email,
+      isEmailVerified: false,
+      AccountTokens: [token],
+      is2FAVerified: false,
+      TwoFA: null,
+      BlockedUsers: [],
+      Following: [],
+      Followers: [],
+      OutgoingFriendRequests: [],
+      FriendRequests: [],
+      Friends: [],
+      Badges: [],
+      Bio: {
+        isPrivateAccount: false,
+        Status: Status.Online,
+        StatusText: '',
+        Description: '',
+        PfpURL: '',
+        BannerURL: '',
+        DisplayName: '',
+      },
+      Rank: rank,
+      AccountCreationDate: unixSeconds(clock),
+      BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
+      BanCount: 0,
+      WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
+      WarnCount: 0,
+      Avatars: [],
+      Worlds: [],
+    };
+  }
+
+  function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean): void {
+    const fields: Record<string, string> = {};
+    const usernameIssue = usernameProblem(input.username);
+    if (usernameIssue) fields.username = `Username ${usernameIssue}`;
+    const passwordIssue = passwordProblem(input.password);
+    if (passwordIssue) fields.password = `Password ${passwordIssue}`;
+    const emailIssue = emailProblem(input.email);
+    if (emailIssue) fields.email = `Email ${emailIssue}`;
+    if (Object.keys(fields).length > 0) {
+      const code = fields.username
+        ? ErrorCode.INVALID_USERNAME
+        : fields.password
+          ? ErrorCode.WEAK_PASSWORD
+          : ErrorCode.INVALID_EMAIL;
+      throw new AppError(code, `Failed to create user! ${Object.values(fields).join('; ')}.`, fields);
+    }
+    if (users.byUsername(input.username)) {
+      throw new AppError(ErrorCode.USERNAME_TAKEN, 'Failed to create user! That username is taken.', {
+        username: 'Username is taken',
+      });
+    }
+    if (users.byEmail(input.email)) {
+      throw new AppError(ErrorCode.EMAIL_TAKEN, 'Failed to create user! That email is already used.', {
+        email: 'Email is already used by another account',
+      });
+    }
+    if (!skipInviteCode && config.requireInviteCode) {
+      const code = input.inviteCode ?? '';
+      if (!config.globalInviteCodes.includes(code)) {
+        throw new AppError(ErrorCode.INVITE_CODE_REQUIRED, 'Failed to create user! A valid invite code is required.', {
+          inviteCode: code === '' ? 'This host requires an invite code' : 'Invite code is not valid',
+        });
+      }
+    }
+  }
+
+  function sanitizeTokenList(user: StoredUser, currentToken: string | null): TokenDto[] {
+    const current = currentToken === null ? null : hashToken(currentToken).toString('hex');
+    return user.AccountTokens.map((token) => ({
+      // Only the request's own token comes back with its content: HypernexSharp's token login looks for it here.
+      content: token.hash === current && currentToken !== null ? currentToken : '',
+      dateCreated: token.dateCreated,
+      dateExpire: token.dateExpire,
+      app: token.app,
+    }));
+  }
+
+  return {
+    isBanned,
+    authenticate,
+
+    requireUser(userId, tokenContent, message = 'Failed to authenticate user!') {
+      const user = authenticate(userId, tokenContent);
+      if (!user) throw new AppError(ErrorCode.INVALID_TOKEN, message);
+      return user;
+    },
+
+    async createUser(input, options = {}) {
+      checkNewAccount(input, options.skipInviteCode ?? false);
+      const hashed = await passwords.hash(input.password);
+      // Hashing awaited: check again, another request may have taken the name meanwhile.
+      checkNewAccount(input, options.skipInviteCode ?? false);
+      const token = newToken('account-create');
+      const user = newUser(input, hashed, options.rank ?? Rank.Registered, token.stored);
+      await store.commit([users.insert(user)]);
+      return { user, token: token.dto };
+    },
+
+    async login(input) {
+      const user = users.byUsername(input.username);
+      if (!user) {
+        await passwords.verifyDummy(input.password);
+        throw incorrect();
+      }
+      if (!(await passwords.verify(user.HashedPassword, input.password))) throw incorrect();
+      const now = unixSeconds(clock);
+      const changes = [];
+      if (user.BanStatus.isBanned) {
+        if (user.BanStatus.BanEnd > now) return { kind: 'banned', banStatus: { ...user.BanStatus } };
+        user.BanStatus.isBanned = false;
+      }
+      if (user.is2FAVerified && user.TwoFA) {
+        if (!input.twofacode) return { kind: 'missing2fa' };
+        if (!checkTotp(user.TwoFA.base32, input.twofacode, clock.now())) return { kind: 'incorrect2fa' };
+      }
+      pruneTokens(user);
+      const token = newToken(normaliseApp(input.app));
+      user.AccountTokens.push(token.stored);
+      let warned: StoredUser['WarnStatus'] | null = null;
+      if (user.WarnStatus.isWarned) {
+        warned = { ...user.WarnStatus };
+        user.WarnStatus.isWarned = false;
+      }
+      changes.push(users.touch(user));
+      await store.commit(changes);
+      if (warned) return { kind: 'warned', token: token.dto, user, warnStatus: warned };
+      return { kind: 'correct', token: token.dto, user };
+    },
+
+    async logout(userId, tokenContent) {
+      const user = users.get(userId);
+      if (!user) return false;
+      const token = findToken(user, tokenContent);
+      if (!token) return false;
+      user.AccountTokens = user.AccountTokens.filter((t) => t !== token);
+      await store.commit([users.touch(user)]);
+      events.emit('tokensRevoked', { userId });
+      return true;
+    },
+
+    privateView(user, currentToken) {
+      return {
+        Id: user.Id,
+        Username: user.Username,
+        Email: user.Email,
+        isEmailVerified: user.isEmailVerified,
+        AccountTokens: sanitizeTokenList(user, currentToken),
+        is2FAVerified: user.is2FAVerified,
+        BlockedUsers: [...user.BlockedUsers],
+        Following: [...user.Following],
+        Followers: [...user.Followers],
+        OutgoingFriendRequests: [...user.OutgoingFriendRequests],
+        FriendRequests: [...user.FriendRequests],
+        Friends: [...user.Friends],
+        Badges: [...user.Badges],
+        Bio: { ...user.Bio },
+        Rank: user.Rank,
+        AccountCreationDate: user.AccountCreationDate,
+        BanStatus: { ...user.BanStatus },
+        BanCount: user.BanCount,
+        WarnStatus: { ...user.WarnStatus },
+        WarnCount: user.WarnCount,
+        Avatars: [...user.Avatars],
+        Worlds: [...user.Worlds],
+      };
+    },
+
+    publicView(user) {
+      const { isPrivateAccount, ...bio } = user.Bio;
+      const connected = presence.isConnected(user.Id);
+      const view: PublicUserDto = {
+        Id: user.Id,
+        Username: user.Username,
+        Badges: [...user.Badges],
+        Bio: { ...bio, Status: connected ? user.Bio.Status : Status.Offline },
+        Rank: user.Rank,
+        isInWorld:
+          presence.isInWorld(user.Id) &&
+          user.Bio.Status !== Status.DoNotDisturb &&
+          user.Bio.Status !== Status.Offline,
+      };
+      if (!isPrivateAccount) {
+        view.Following = [...user.Following];
+        view.Followers = [...user.Followers];
+      }
+      return view;
+    },
+
+    async updateBio(user, rawBio) {
+      let bio: unknown = rawBio;
+      if (typeof bio === 'string') {
+        try {
+          bio = JSON.parse(bio);
+        } catch {
+          throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! bio is not JSON.', { bio: 'is not JSON' });
+        }
+      }
+      const parsed = BioInput.safeParse(bio);
+      if (!parsed.success) {
+        throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! Check the marked fields.', prefix(fieldErrorsOf(parsed.error)));
+      }
+      const input = parsed.data;
+      const urlOpts = { allowedDomains: config.allowedDomains, localHosts: deps.localHosts() };
+      const fields: Record<string, string> = {};
+      for (const key of ['PfpURL', 'BannerURL'] as const) {
+        const value = input[key];
+        if (value !== undefined && value !== '' && !isUrlAllowed(value, urlOpts)) {
+          fields[`bio.${key}`] = 'must be empty, on this host, or on an allowed image domain';
+        }
+      }
+      if (Object.keys(fields).length > 0) {
+        throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! Check the marked fields.', fields);
+      }
+      const { Pronouns, ...rest } = input;
+      Object.assign(user.Bio, rest);
+      if (Pronouns === 'remove') delete user.Bio.Pronouns;
+      else if (Pronouns !== undefined) user.Bio.Pronouns = Pronouns;
+      await store.commit([users.touch(user)]);
+      events.emit('bioUpdated', { userId: user.Id });
+    },
+
+    async enable2fa(user) {
+      if (user.is2FAVerified) {
+        throw new AppError(ErrorCode.TWO_FA_ALREADY_ENABLED, 'Failed to enable 2FA! It is already on; remove it first.');
+      }
+      const secret = new Secret({ size: 20 });
+      user.TwoFA = { base32: secret.base32 };
+      await store.commit([users.touch(user)]);
+      return totpFor(secret.base32, user.Username).toString();
+    },
+
+    async verify2fa(user, code) {
+      if (!user.TwoFA) throw new AppError(ErrorCode.TWO_FA_NOT_ENABLED, 'Invalid 2FA Code! Call enable2fa first.');
+      if (!checkTotp(user.TwoFA.base32, code, clock.now())) return false;
+      user.is2FAVerified = true;
+      await store.commit([users.touch(user)]);
+      return true;
+    },
+
+    async remove2fa(user) {
+      user.TwoFA = null;
+      user.is2FAVerified = false;
+      await store.commit([users.touch(user)]);
+    },
+
+    async changePassword(user, newPassword) {
+      const issue = passwordProblem(newPassword);
+      if (issue) {
+        throw new AppError(ErrorCode.WEAK_PASSWORD, `Failed to reset password! Password ${issue}.`, {
+          newPassword: `Password ${issue}`,
+        });
+      }
+      user.HashedPassword = await passwords.hash(newPassword);
+      // As the real server: a password change signs out every session.
+      user.AccountTokens = [];
+      await store.commit([users.touch(user)]);
+      events.emit('tokensRevoked', { userId: user.Id });
+    },
+  };
+
+  function totpFor(base32: string, label: string): TOTP {
+    return new TOTP({
+      issuer: 'Hypernex Companion',
+      label,
+      algorithm: 'SHA1',
+      digits: 6,
+      period: TOTP_PERIOD,
+      secret: Secret.fromBase32(base32),
+    });
+  }
+
+  function checkTotp(base32: string, code: string, nowMs: number): boolean {
+    return totpFor(base32, '').validate({ token: code.trim(), timestamp: nowMs, window: 1 }) !== null;
+  }
+}
+
+function incorrect(): AppError {
+  return new AppError(ErrorCode.INCORRECT_CREDENTIALS, 'Incorrect credentials', undefined, {
+    LoginResult: LoginResult.Incorrect,
+  });
+}
+
+function normaliseApp(app: string | undefined): string {
+  if (app === undefined || app === '' || app.toLowerCase() === 'api') return 'unknown';
+  return app;
+}
+
+function prefix(fields: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [`bio.${key}`, value]));
+}

@@ -1,0 +1,60 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { HostConfig } from '../config.js';
+import type { Store } from '../store/store.js';
+import type { UsersRepo } from '../store/users.js';
+import type { PasswordHasher } from './passwords.js';
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** Unix seconds, as every time on the wire (reference 2.3). */
+export function unixSeconds(clock: Clock): number {
+  return Math.floor(clock.now() / 1000);
+}
+
+export interface Ids {
+  /** `prefix_` + lowercase UUID v4, e.g. `user_3f0c…`. */
+  id(prefix: 'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver'): string;
+  /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
+  secret(): string;
+}
+
+export const randomIds: Ids = {
+  id: (prefix) => `${prefix}_${randomUUID()}`,
+  secret: () => randomBytes(48).toString('base64url'),
+};
+
+/** What the socket layer knows about a user's live connections; the accounts service only reads it. */
+export interface Presence {
+  isConnected(userId: string): boolean;
+  isInWorld(userId: string): boolean;
+}
+
+export const nobodyConnected: Presence = { isConnected: () => false, isInWorld: () => false };
+
+export interface HostEventMap {
+  /** A user's tokens were revoked or refused from now on (logout of all, ban, warn, password change). */
+  tokensRevoked: [{ userId: string }];
+  /** A user's Bio changed (status, text...). */
+  bioUpdated: [{ userId: string }];
+  /** The social graph between two users changed. */
+  socialChanged: [{ userIds: string[] }];
+}
+
+export class HostEvents extends EventEmitter<HostEventMap> {}
+
+export interface ServiceDeps {
+  config: HostConfig;
+  store: Store;
+  users: UsersRepo;
+  clock: Clock;
+  ids: Ids;
+  presence: Presence;
+  events: HostEvents;
+  passwords: PasswordHasher;
+}

@@ -1,0 +1,72 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorCode } from '../protocol/errors.js';
+import { Rank } from '../protocol/enums.js';
+import type { SetupOwnerRequest } from '../protocol/schemas.js';
+import { AppError } from '../errors.js';
+import type { StoredUser } from '../store/users.js';
+import type { TokenDto } from '../protocol/types.js';
+import type { AccountsService } from './accounts.js';
+import type { ServiceDeps } from './context.js';
+
+/**
+ * First-run owner bootstrap (SPEC section 2). While no owner exists, the host holds a one-time setup secret in
+ * memory only and shows it on the host machine (desktop window, CLI output). Whoever presents it creates the
+ * Owner account; "first caller wins" over the LAN never applies.
+ */
+export function createSetupService(deps: Pick<ServiceDeps, 'store' | 'users' | 'ids'> & { accounts: AccountsService }) {
+  const { store, users, ids, accounts } = deps;
+  let secret: string | null = null;
+
+  function ownerExists(): boolean {
+    for (const user of users.values()) if (user.Rank === Rank.Owner) return true;
+    return false;
+  }
+
+  async function markDone(): Promise<void> {
+    secret = null;
+    if (!store.meta.data.ownerSetupDone) {
+      store.meta.data.ownerSetupDone = true;
+      await store.meta.write();
+    }
+  }
+
+  return {
+    /** Prepares the secret if setup is still needed; returns it (or null when an owner exists). */
+    async init(): Promise<string | null> {
+      if (store.meta.data.ownerSetupDone || ownerExists()) {
+        await markDone();
+        return null;
+      }
+      secret = ids.secret();
+      return secret;
+    },
+    get secret(): string | null {
+      return secret;
+    },
+    needsSetup(): boolean {
+      return secret !== null;
+    },
+    async setupOwner(input: SetupOwnerRequest): Promise<{ user: StoredUser; token: TokenDto }> {
+      if (secret === null) {
+        throw new AppError(ErrorCode.SETUP_ALREADY_DONE, 'This host already has an owner. Sign in instead.');
+      }
+      const expected = createHash('sha256').update(secret).digest();
+      const given = createHash('sha256').update(input.setupSecret.trim()).digest();
+      if (!timingSafeEqual(expected, given)) {
+        throw new AppError(ErrorCode.INVALID_SETUP_SECRET, 'That setup secret is not right. Copy it from the host.', {
+          setupSecret: 'does not match the secret the host shows',
+        });
+      }
+      const created = await accounts.createUser(
+        { username: input.username, password: input.password, email: input.email },
+        { rank: Rank.Owner, skipInviteCode: true },
+      );
+      await markDone();
+      return created;
+    },
+    /** Called when an owner was created another way (CLI). */
+    markDone,
+  };
+}
+
+export type SetupService = ReturnType<typeof createSetupService>;

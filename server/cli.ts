@@ -118,32 +118,37 @@ async function serve(argv: string[]): Promise<number> {
     { level: process.env.HYPERNEX_LOG_LEVEL ?? merged.logLevel ?? 'info', base: undefined },
     pino.destination(2),
   );
+  // Listen for signals before starting, so a stop that arrives during startup still shuts down cleanly.
+  let stopRequested!: () => void;
+  const stopped = new Promise<void>((resolveStop) => (stopRequested = resolveStop));
+  const onSignal = (): void => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    // A second signal while closing ends the process at once.
+    process.once('SIGINT', () => process.exit(130));
+    process.once('SIGTERM', () => process.exit(143));
+    stopRequested();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const server = await createServer(merged, { logger });
-  process.stdout.write(`listening on ${server.url}\n`);
-  printHostInfo(server);
-  await new Promise<void>((resolveStop) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolveStop();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  // One write, so a reader that sees the "listening on" line sees the rest with it; "data folder" comes last.
+  process.stdout.write(`listening on ${server.url}\n${hostInfo(server)}`);
+  await stopped;
   await server.close();
   return 0;
 }
 
-function printHostInfo(server: HostServer): void {
-  for (const url of server.lanUrls) process.stdout.write(`LAN address: ${url}\n`);
-  process.stdout.write(`data folder: ${server.config.dataDir}\n`);
+function hostInfo(server: HostServer): string {
+  let out = '';
+  for (const url of server.lanUrls) out += `LAN address: ${url}\n`;
   if (server.setupSecret) {
-    process.stdout.write(
+    out +=
       `first run: no owner yet. Create the owner account with this one-time setup secret:\n` +
-        `setup secret: ${server.setupSecret}\n` +
-        `or open ${server.url}/#setup=${server.setupSecret} on this machine\n`,
-    );
+      `setup secret: ${server.setupSecret}\n` +
+      `or open ${server.url}/#setup=${server.setupSecret} on this machine\n`;
   }
+  return `${out}data folder: ${server.config.dataDir}\n`;
 }
 
 async function userCreate(argv: string[]): Promise<number> {

@@ -32,6 +32,10 @@ function classify(error: unknown): { code: ErrorCode; message: string; fields?: 
     return { code: error.code, message: error.message, fields: error.fields, extra: error.extra, unexpected: false };
   }
   const http = (error ?? {}) as HttpishError;
+  if (error instanceof SyntaxError && http.status === 400) {
+    // co-body's JSON parse failure (also a JSON body that is not an object or array).
+    return { code: ErrorCode.INVALID_JSON, message: 'Invalid parameters! The body is not valid JSON.', unexpected: false };
+  }
   switch (http.type) {
     case 'entity.parse.failed':
       return { code: ErrorCode.INVALID_JSON, message: 'Invalid parameters! The body is not valid JSON.', unexpected: false };

@@ -1,0 +1,90 @@
+import { rm } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
+import { postJson, runCli, spawnServe, stop, type Served } from './cli-helpers.js';
+
+describe('command line', () => {
+  let dir: string;
+  let served: Served | undefined;
+  beforeEach(async () => {
+    dir = await tempDir('hnx-cli-');
+  });
+  afterEach(async () => {
+    if (served) await stop(served);
+    served = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints help for the program and each command', async () => {
+    const top = await runCli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('hypernex-companion serve');
+    const serve = await runCli(['serve', '--help']);
+    expect(serve.code).toBe(0);
+    expect(serve.stdout).toContain('--data-dir');
+    const create = await runCli(['user', 'create', '--help']);
+    expect(create.code).toBe(0);
+    expect(create.stdout).toContain('--rank');
+  });
+
+  it('refuses unknown commands, unknown flags and bad values with a message and exit 1', async () => {
+    expect((await runCli(['frobnicate'])).code).toBe(1);
+    const flag = await runCli(['serve', '--prot', '1']);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toMatch(/prot/);
+    const port = await runCli(['serve', '--port', 'abc']);
+    expect(port.code).toBe(1);
+    expect(port.stderr).toMatch(/--port must be a whole number/);
+    const rank = await runCli(['user', 'create', '--data-dir', dir, '--username', 'a1', '--password', 'x', '--email', 'e', '--rank', '9']);
+    expect(rank.code).toBe(1);
+    expect(rank.stderr).toMatch(/--rank must be 0..6/);
+  });
+
+  it('creates a user from the command line who can then log in to the served host', async () => {
+    const created = await runCli([
+      'user', 'create', '--data-dir', dir, '--username', 'moddy', '--password', 'Passw0rd!', '--email', 'm@x.io', '--rank', '4',
+    ]);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^created user moddy user_[0-9a-f-]{36} rank 4 \(Moderator\)$/m);
+    const weak = await runCli(['user', 'create', '--data-dir', dir, '--username', 'weak', '--password', 'weak', '--email', 'w@x.io']);
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toMatch(/Password must be at least 8 characters/);
+
+    served = await spawnServe(['--data-dir', dir]);
+    expect(served.stdout().split('\n')[0]).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const login = await postJson(served.url, 'login', { username: 'moddy', password: 'Passw0rd!' });
+    expect(login.result?.LoginResult).toBe(4);
+    const user = await postJson(served.url, 'getUser', { username: 'moddy' });
+    expect(user.result?.UserData).toMatchObject({ Rank: 4 });
+  });
+
+  it('prints the one-time setup secret on first run only, and an owner made by the CLI ends setup', async () => {
+    served = await spawnServe(['--data-dir', dir]);
+    expect(served.stdout()).toMatch(/setup secret: [A-Za-z0-9_-]{43,}/);
+    await stop(served);
+    served = undefined;
+    const owner = await runCli(['user', 'create', '--data-dir', dir, '--username', 'boss', '--password', 'Passw0rd!', '--email', 'b@x.io', '--rank', '6']);
+    expect(owner.code).toBe(0);
+    served = await spawnServe(['--data-dir', dir]);
+    expect(served.stdout()).not.toMatch(/setup secret/);
+  });
+
+  it('refuses a second process on the same data folder, fast and clearly', async () => {
+    served = await spawnServe(['--data-dir', dir]);
+    const started = Date.now();
+    const second = await runCli(['serve', '--data-dir', dir, '--port', '0', '--no-ui']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/already in use by process \d+/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const create = await runCli(['user', 'create', '--data-dir', dir, '--username', 'late', '--password', 'Passw0rd!', '--email', 'l@x.io']);
+    expect(create.code).toBe(1);
+    expect(create.stderr).toMatch(/already in use/);
+  });
+
+  it('stops cleanly on SIGTERM and releases the folder', async () => {
+    served = await spawnServe(['--data-dir', dir]);
+    expect(await stop(served)).toBe(0);
+    served = await spawnServe(['--data-dir', dir]);
+  });
+});

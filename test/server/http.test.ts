@@ -1,0 +1,116 @@
+import { request } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectFail, expectOk, signUp, startHost, type TestHost } from './helpers.js';
+
+describe('HTTP envelope and transport', () => {
+  let host: TestHost;
+  beforeEach(async () => {
+    host = await startHost({ limits: { jsonBodyBytes: 2048 } });
+  });
+  afterEach(async () => {
+    await host.close();
+  });
+
+  async function send(path: string, body: string, contentType = 'application/json') {
+    const res = await host.raw(path, { method: 'POST', headers: { 'content-type': contentType }, body });
+    return { res, json: (await res.json()) as Parameters<typeof expectFail>[0] };
+  }
+
+  it('answers malformed JSON with a 200 JSON envelope carrying CORS', async () => {
+    const { res, json } = await send('login', '{"username":');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expectFail(json, 'INVALID_JSON');
+    expect(host.server.users.size).toBe(0);
+  });
+
+  it('answers a JSON body that is not an object as invalid parameters', async () => {
+    expectFail((await send('login', '["alice"]')).json, 'INVALID_PARAMETERS', 'Invalid parameters!');
+    expectFail((await send('login', '"alice"')).json, 'INVALID_JSON');
+  });
+
+  it('refuses a body over the limit with an envelope and writes nothing', async () => {
+    const body = JSON.stringify({ username: 'alice', password: 'Passw0rd!', email: 'a@x.io', pad: 'x'.repeat(4096) });
+    const { res, json } = await send('createUser', body);
+    expect(res.status).toBe(200);
+    expectFail(json, 'BODY_TOO_LARGE');
+    expect(host.server.users.size).toBe(0);
+  });
+
+  it('accepts urlencoded bodies like the real server', async () => {
+    const { json } = await send(
+      'createUser',
+      'username=alice&password=Passw0rd%21&email=a%40x.io',
+      'application/x-www-form-urlencoded',
+    );
+    expectOk(json, 'Created user alice');
+  });
+
+  it('answers an unknown /api/v1 route, or a wrong method, with NOT_FOUND in an envelope', async () => {
+    const unknown = await host.raw('definitelyNot');
+    expect(unknown.status).toBe(200);
+    expectFail((await unknown.json()) as never, 'NOT_FOUND');
+    expectFail((await host.get('login')) as never, 'NOT_FOUND');
+    const outside = await fetch(`${host.server.url}/api/v2/x`);
+    expect(outside.status).toBe(200);
+    expectFail((await outside.json()) as never, 'NOT_FOUND');
+  });
+
+  it('routes case-insensitively, as Express did for the real server', async () => {
+    expectOk(await host.get('getsocketinfo'));
+  });
+
+  it('answers a preflight with 204 and the real server CORS headers', async () => {
+    const res = await host.raw('login', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://lan-pc:8080', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET,HEAD,PUT,PATCH,POST,DELETE');
+    expect(res.headers.get('access-control-allow-headers')).toBe('content-type');
+  });
+
+  it('gives every answer a request id, keeping a sane one from the client', async () => {
+    const mine = await host.raw('gameEngine', { headers: { 'x-request-id': 'trace-123' } });
+    expect(mine.headers.get('x-request-id')).toBe('trace-123');
+    const generated = await host.raw('gameEngine', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('turns an internal fault into INTERNAL_ERROR without leaking a stack or the cause', async () => {
+    const alice = await signUp(host, 'alice');
+    // Corrupt the in-memory record so the handler throws a TypeError.
+    (host.server.users.get(alice.id) as unknown as { AccountTokens: null }).AccountTokens = null;
+    const answer = await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token });
+    expectFail(answer, 'INTERNAL_ERROR');
+    expect(JSON.stringify(answer)).not.toMatch(/TypeError|at .*\.js|AccountTokens/);
+    // The process is still serving.
+    expectOk(await host.get('gameEngine'));
+  });
+
+  it('answers the informational GETs real clients call at start', async () => {
+    expect(expectOk(await host.get('getSocketInfo'), 'Got Information')).toEqual({ IsWSS: false, Port: host.server.port });
+    expect(expectOk(await host.get('isInviteCodeRequired'))).toEqual({ inviteCodeRequired: false });
+    expect(expectOk(await host.get('allowAnyGameServer'))).toEqual({ allowAnyGameServer: false });
+    expect(expectOk(await host.get('gameEngine'))).toEqual({ GameEngine: 'Unity', GameEngineVersion: '2022.3.5f1' });
+  });
+
+  it('survives a client that sends half a body and hangs up', async () => {
+    await new Promise<void>((resolve) => {
+      const req = request(`${host.server.url}/api/v1/createUser`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': '1000' },
+      });
+      req.on('error', () => resolve());
+      req.write('{"username":"al');
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 50);
+    });
+    expectOk(await host.get('gameEngine'));
+    expect(host.server.users.size).toBe(0);
+  });
+});

@@ -56,7 +56,8 @@ class UsageError extends Error {}
 
 function int(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got ${JSON.stringify(value)}`);
+  if (!/^-?\d+$/.test(value))
+    throw new UsageError(`--${name} must be a whole number, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -179,11 +180,17 @@ async function userCreate(argv: string[]): Promise<number> {
   );
   try {
     const { user } = await host.accounts.createUser(
-      { username: values.username as string, password: values.password as string, email: values.email as string },
+      {
+        username: values.username as string,
+        password: values.password as string,
+        email: values.email as string,
+      },
       { rank: rank as Rank, skipInviteCode: true },
     );
     if (rank === 6) await host.setup.markDone();
-    process.stdout.write(`created user ${user.Username} ${user.Id} rank ${rank} (${RANK_NAMES[rank as Rank]})\n`);
+    process.stdout.write(
+      `created user ${user.Username} ${user.Id} rank ${rank} (${RANK_NAMES[rank as Rank]})\n`,
+    );
     return 0;
   } finally {
     await host.store.close();
@@ -209,7 +216,10 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof AppError) {
       const fields = error.fields ? ` (${Object.values(error.fields).join('; ')})` : '';
       process.stderr.write(`error: ${error.message}${fields}\n`);
-    } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    } else if (
+      error instanceof UsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       process.stderr.write(`error: ${(error as Error).message}\nsee --help\n`);
     } else {
       process.stderr.write(`error: ${(error as Error).message}\n`);

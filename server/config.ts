@@ -35,6 +35,10 @@ export interface HostConfig {
   limits: {
     /** Largest JSON or urlencoded body, in bytes. */
     jsonBodyBytes: number;
+    /** Wrong passwords for one username from one address before logins from there pause. */
+    loginFailures: number;
+    /** The window, in seconds, over which those failures count (and the pause lasts). */
+    loginFailureWindowSeconds: number;
   };
 }
 
@@ -42,7 +46,8 @@ export function defaultDataDir(): string {
   if (process.platform === 'win32') {
     return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Hypernex Companion');
   }
-  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'Hypernex Companion');
+  if (process.platform === 'darwin')
+    return join(homedir(), 'Library', 'Application Support', 'Hypernex Companion');
   return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'hypernex-companion');
 }
 
@@ -64,7 +69,7 @@ export function defaultConfig(): HostConfig {
     uiDir: null,
     logLevel: 'info',
     passwordHash: { memoryCost: 19_456, timeCost: 2, concurrency: 1 },
-    limits: { jsonBodyBytes: 256 * 1024 },
+    limits: { jsonBodyBytes: 256 * 1024, loginFailures: 10, loginFailureWindowSeconds: 600 },
   };
 }
 

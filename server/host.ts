@@ -62,13 +62,19 @@ export interface HostCore {
 }
 
 /** Opens the data folder and builds the services, without any network (the CLI's admin commands use this). */
-export async function openHost(overrides: ConfigOverrides = {}, options: HostOptions = {}): Promise<HostCore> {
+export async function openHost(
+  overrides: ConfigOverrides = {},
+  options: HostOptions = {},
+): Promise<HostCore> {
   const config = resolveConfig(overrides);
   const log =
     options.logger ?? pino({ level: process.env.HYPERNEX_LOG_LEVEL ?? config.logLevel, base: undefined });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
-  const store = await Store.open(config.dataDir, COLLECTIONS, { fsync: config.fsync, clock: () => clock.now() });
+  const store = await Store.open(config.dataDir, COLLECTIONS, {
+    fsync: config.fsync,
+    clock: () => clock.now(),
+  });
   try {
     const users = new UsersRepo(store);
     const events = new HostEvents();
@@ -113,7 +119,10 @@ export async function openHost(overrides: ConfigOverrides = {}, options: HostOpt
 }
 
 /** Opens the data folder, starts the HTTP API (and UI) and returns once it accepts connections. */
-export async function createServer(overrides: ConfigOverrides = {}, options: HostOptions = {}): Promise<HostServer> {
+export async function createServer(
+  overrides: ConfigOverrides = {},
+  options: HostOptions = {},
+): Promise<HostServer> {
   const core = await openHost(overrides, options);
   const { config, log, store, users, accounts, social, setup, events } = core;
   let http: Server | null = null;

@@ -49,7 +49,13 @@ export function createHttpApp(deps: HttpDeps): Koa {
       await next();
     } finally {
       deps.log.debug(
-        { reqId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        {
+          reqId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+        },
         'request',
       );
     }

@@ -27,30 +27,62 @@ interface HttpishError {
   expose?: boolean;
 }
 
-function classify(error: unknown): { code: ErrorCode; message: string; fields?: FieldErrors; extra?: Record<string, unknown>; unexpected: boolean } {
+function classify(error: unknown): {
+  code: ErrorCode;
+  message: string;
+  fields?: FieldErrors;
+  extra?: Record<string, unknown>;
+  unexpected: boolean;
+} {
   if (error instanceof AppError) {
-    return { code: error.code, message: error.message, fields: error.fields, extra: error.extra, unexpected: false };
+    return {
+      code: error.code,
+      message: error.message,
+      fields: error.fields,
+      extra: error.extra,
+      unexpected: false,
+    };
   }
   const http = (error ?? {}) as HttpishError;
   if (error instanceof SyntaxError && http.status === 400) {
     // co-body's JSON parse failure (also a JSON body that is not an object or array).
-    return { code: ErrorCode.INVALID_JSON, message: 'Invalid parameters! The body is not valid JSON.', unexpected: false };
+    return {
+      code: ErrorCode.INVALID_JSON,
+      message: 'Invalid parameters! The body is not valid JSON.',
+      unexpected: false,
+    };
   }
   switch (http.type) {
     case 'entity.parse.failed':
-      return { code: ErrorCode.INVALID_JSON, message: 'Invalid parameters! The body is not valid JSON.', unexpected: false };
+      return {
+        code: ErrorCode.INVALID_JSON,
+        message: 'Invalid parameters! The body is not valid JSON.',
+        unexpected: false,
+      };
     case 'entity.too.large':
-      return { code: ErrorCode.BODY_TOO_LARGE, message: 'Invalid parameters! The body is too large.', unexpected: false };
+      return {
+        code: ErrorCode.BODY_TOO_LARGE,
+        message: 'Invalid parameters! The body is too large.',
+        unexpected: false,
+      };
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return { code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'Invalid parameters! Unsupported body encoding.', unexpected: false };
+      return {
+        code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        message: 'Invalid parameters! Unsupported body encoding.',
+        unexpected: false,
+      };
     case 'request.aborted':
       return { code: ErrorCode.INVALID_PARAMETERS, message: 'Request aborted.', unexpected: false };
   }
   if (http.status === 400 || http.status === 413 || http.status === 415) {
     return { code: ErrorCode.INVALID_PARAMETERS, message: 'Invalid parameters!', unexpected: false };
   }
-  return { code: ErrorCode.INTERNAL_ERROR, message: 'Internal server error. The host logged the details.', unexpected: true };
+  return {
+    code: ErrorCode.INTERNAL_ERROR,
+    message: 'Internal server error. The host logged the details.',
+    unexpected: true,
+  };
 }
 
 /**

@@ -79,7 +79,11 @@ export const IsValidTokenRequest = z
   });
 
 export const GetUserRequest = z
-  .object({ username: z.string().min(1).max(200).optional(), userid: id.optional(), tokenContent: token.optional() })
+  .object({
+    username: z.string().min(1).max(200).optional(),
+    userid: id.optional(),
+    tokenContent: token.optional(),
+  })
   .refine((v) => v.username !== undefined || v.userid !== undefined, {
     message: 'username or userid is required',
     path: ['userid'],
@@ -125,7 +129,10 @@ export const BioInput = z
     Status: z
       .number()
       .int()
-      .refine((s) => (SETTABLE_STATUSES as readonly number[]).includes(s), 'must be 1 (Online) to 4 (DoNotDisturb)'),
+      .refine(
+        (s) => (SETTABLE_STATUSES as readonly number[]).includes(s),
+        'must be 1 (Online) to 4 (DoNotDisturb)',
+      ),
     StatusText: z.string().max(BIO_STATUS_TEXT_MAX),
     Description: z.string().max(BIO_DESCRIPTION_MAX),
     DisplayName: z.string().max(BIO_DISPLAY_NAME_MAX),

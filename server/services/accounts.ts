@@ -16,6 +16,7 @@ import { AppError } from '../errors.js';
 import type { StoredToken, StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from './urls.js';
+import { createLoginThrottle } from './login-throttle.js';
 
 export function hashToken(content: string): Buffer {
   return createHash('sha256').update(content, 'utf8').digest();
@@ -29,11 +30,15 @@ export type LoginOutcome =
   | { kind: 'incorrect2fa' };
 
 export interface AccountsService {
-  createUser(input: CreateUserRequest, options?: { rank?: Rank; skipInviteCode?: boolean }): Promise<{
+  createUser(
+    input: CreateUserRequest,
+    options?: { rank?: Rank; skipInviteCode?: boolean },
+  ): Promise<{
     user: StoredUser;
     token: TokenDto;
   }>;
-  login(input: LoginRequest): Promise<LoginOutcome>;
+  /** `remote` is the caller's address; wrong passwords from it are throttled per username. */
+  login(input: LoginRequest, remote?: string): Promise<LoginOutcome>;
   /** The user whose live token this is, or null (unknown user, wrong or expired token, banned, warned). */
   authenticate(userId: string, tokenContent: string): StoredUser | null;
   /** Like authenticate, but throws the envelope's "Failed to authenticate user!" error. */
@@ -53,6 +58,10 @@ const TOTP_PERIOD = 30;
 
 export function createAccountsService(deps: ServiceDeps & { localHosts: () => string[] }): AccountsService {
   const { users, store, clock, ids, config, passwords, presence, events } = deps;
+  const throttle = createLoginThrottle(
+    { maxFailures: config.limits.loginFailures, windowSeconds: config.limits.loginFailureWindowSeconds },
+    clock,
+  );
 
   function newToken(app: string): { dto: TokenDto; stored: StoredToken } {
     const now = unixSeconds(clock);
@@ -87,7 +96,11 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
     // Compare every token in constant time; do not stop at the first match.
     for (const token of user.AccountTokens) {
       const stored = Buffer.from(token.hash, 'hex');
-      if (stored.length === candidate.length && timingSafeEqual(stored, candidate) && token.dateExpire > now) {
+      if (
+        stored.length === candidate.length &&
+        timingSafeEqual(stored, candidate) &&
+        token.dateExpire > now
+      ) {
         found = token;
       }
     }
@@ -172,9 +185,13 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
     if (!skipInviteCode && config.requireInviteCode) {
       const code = input.inviteCode ?? '';
       if (!config.globalInviteCodes.includes(code)) {
-        throw new AppError(ErrorCode.INVITE_CODE_REQUIRED, 'Failed to create user! A valid invite code is required.', {
-          inviteCode: code === '' ? 'This host requires an invite code' : 'Invite code is not valid',
-        });
+        throw new AppError(
+          ErrorCode.INVITE_CODE_REQUIRED,
+          'Failed to create user! A valid invite code is required.',
+          {
+            inviteCode: code === '' ? 'This host requires an invite code' : 'Invite code is not valid',
+          },
+        );
       }
     }
   }
@@ -211,13 +228,28 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
       return { user, token: token.dto };
     },
 
-    async login(input) {
+    async login(input, remote = 'local') {
+      const throttleKey = `${remote}|${input.username.toLowerCase()}`;
+      const wait = throttle.retryAfter(throttleKey);
+      if (wait > 0) {
+        throw new AppError(
+          ErrorCode.RATE_LIMITED,
+          `Too many wrong passwords. Try again in ${wait} seconds.`,
+          undefined,
+          { LoginResult: LoginResult.Incorrect, retryAfter: wait },
+        );
+      }
       const user = users.byUsername(input.username);
       if (!user) {
         await passwords.verifyDummy(input.password);
+        throttle.fail(throttleKey);
         throw incorrect();
       }
-      if (!(await passwords.verify(user.HashedPassword, input.password))) throw incorrect();
+      if (!(await passwords.verify(user.HashedPassword, input.password))) {
+        throttle.fail(throttleKey);
+        throw incorrect();
+      }
+      throttle.succeed(throttleKey);
       const now = unixSeconds(clock);
       const changes = [];
       if (user.BanStatus.isBanned) {
@@ -307,12 +339,18 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
         try {
           bio = JSON.parse(bio);
         } catch {
-          throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! bio is not JSON.', { bio: 'is not JSON' });
+          throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! bio is not JSON.', {
+            bio: 'is not JSON',
+          });
         }
       }
       const parsed = BioInput.safeParse(bio);
       if (!parsed.success) {
-        throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! Check the marked fields.', prefix(fieldErrorsOf(parsed.error)));
+        throw new AppError(
+          ErrorCode.INVALID_BIO,
+          'Failed to update bio! Check the marked fields.',
+          prefix(fieldErrorsOf(parsed.error)),
+        );
       }
       const input = parsed.data;
       const urlOpts = { allowedDomains: config.allowedDomains, localHosts: deps.localHosts() };
@@ -336,7 +374,10 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
 
     async enable2fa(user) {
       if (user.is2FAVerified) {
-        throw new AppError(ErrorCode.TWO_FA_ALREADY_ENABLED, 'Failed to enable 2FA! It is already on; remove it first.');
+        throw new AppError(
+          ErrorCode.TWO_FA_ALREADY_ENABLED,
+          'Failed to enable 2FA! It is already on; remove it first.',
+        );
       }
       const secret = new Secret({ size: 20 });
       user.TwoFA = { base32: secret.base32 };
@@ -345,7 +386,8 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
     },
 
     async verify2fa(user, code) {
-      if (!user.TwoFA) throw new AppError(ErrorCode.TWO_FA_NOT_ENABLED, 'Invalid 2FA Code! Call enable2fa first.');
+      if (!user.TwoFA)
+        throw new AppError(ErrorCode.TWO_FA_NOT_ENABLED, 'Invalid 2FA Code! Call enable2fa first.');
       if (!checkTotp(user.TwoFA.base32, code, clock.now())) return false;
       user.is2FAVerified = true;
       await store.commit([users.touch(user)]);

@@ -13,7 +13,9 @@ import type { ServiceDeps } from './context.js';
  * memory only and shows it on the host machine (desktop window, CLI output). Whoever presents it creates the
  * Owner account; "first caller wins" over the LAN never applies.
  */
-export function createSetupService(deps: Pick<ServiceDeps, 'store' | 'users' | 'ids'> & { accounts: AccountsService }) {
+export function createSetupService(
+  deps: Pick<ServiceDeps, 'store' | 'users' | 'ids'> & { accounts: AccountsService },
+) {
   const { store, users, ids, accounts } = deps;
   let secret: string | null = null;
 
@@ -53,9 +55,13 @@ export function createSetupService(deps: Pick<ServiceDeps, 'store' | 'users' | '
       const expected = createHash('sha256').update(secret).digest();
       const given = createHash('sha256').update(input.setupSecret.trim()).digest();
       if (!timingSafeEqual(expected, given)) {
-        throw new AppError(ErrorCode.INVALID_SETUP_SECRET, 'That setup secret is not right. Copy it from the host.', {
-          setupSecret: 'does not match the secret the host shows',
-        });
+        throw new AppError(
+          ErrorCode.INVALID_SETUP_SECRET,
+          'That setup secret is not right. Copy it from the host.',
+          {
+            setupSecret: 'does not match the secret the host shows',
+          },
+        );
       }
       const created = await accounts.createUser(
         { username: input.username, password: input.password, email: input.email },

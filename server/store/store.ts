@@ -39,7 +39,9 @@ export interface Change {
 
 export class DataFolderInUseError extends Error {
   constructor(dir: string, holder: string) {
-    super(`Data folder ${dir} is already in use by ${holder}. Stop that process or choose another --data-dir.`);
+    super(
+      `Data folder ${dir} is already in use by ${holder}. Stop that process or choose another --data-dir.`,
+    );
     this.name = 'DataFolderInUseError';
   }
 }

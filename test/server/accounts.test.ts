@@ -37,7 +37,12 @@ describe('accounts', () => {
   describe('createUser', () => {
     it('creates a Registered, Online user and returns the signup token in AccountTokens', async () => {
       const result = expectOk(
-        await host.post('createUser', { username: 'alice', password: PASSWORD, email: 'a@x.io', inviteCode: '' }),
+        await host.post('createUser', {
+          username: 'alice',
+          password: PASSWORD,
+          email: 'a@x.io',
+          inviteCode: '',
+        }),
         'Created user alice',
       );
       const user = result.UserData as Record<string, unknown>;
@@ -81,10 +86,18 @@ describe('accounts', () => {
       ['a null username', { username: null, password: PASSWORD, email: 'a@x.io' }, 'username'],
       ['a numeric username', { username: 12345, password: PASSWORD, email: 'a@x.io' }, 'username'],
       ['a missing password', { username: 'alice', email: 'a@x.io' }, 'password'],
-      ['a null inviteCode', { username: 'alice', password: PASSWORD, email: 'a@x.io', inviteCode: null }, 'inviteCode'],
+      [
+        'a null inviteCode',
+        { username: 'alice', password: PASSWORD, email: 'a@x.io', inviteCode: null },
+        'inviteCode',
+      ],
     ])('refuses %s as invalid parameters and writes nothing', async (_name, body, field) => {
       const before = await usersOnDisk(host);
-      const answer = expectFail(await host.post('createUser', body), 'INVALID_PARAMETERS', 'Invalid parameters!');
+      const answer = expectFail(
+        await host.post('createUser', body),
+        'INVALID_PARAMETERS',
+        'Invalid parameters!',
+      );
       expect(answer.result?.error?.fields).toHaveProperty(field);
       expect(await usersOnDisk(host)).toEqual(before);
     });
@@ -107,26 +120,40 @@ describe('accounts', () => {
     it.each(['ab', 'a'.repeat(21), 'has space', 'two__under', 'a_b_c', 'émile'])(
       'refuses the username %j',
       async (username) => {
-        expectFail(await host.post('createUser', { username, password: PASSWORD, email: 'a@x.io' }), 'INVALID_USERNAME');
+        expectFail(
+          await host.post('createUser', { username, password: PASSWORD, email: 'a@x.io' }),
+          'INVALID_USERNAME',
+        );
         expect(await usersOnDisk(host)).toEqual({});
       },
     );
 
     it('refuses an invalid email', async () => {
-      expectFail(await host.post('createUser', { username: 'alice', password: PASSWORD, email: 'nope' }), 'INVALID_EMAIL');
+      expectFail(
+        await host.post('createUser', { username: 'alice', password: PASSWORD, email: 'nope' }),
+        'INVALID_EMAIL',
+      );
     });
 
     it('refuses a username taken in another case, and a reused email, leaving the first account intact', async () => {
       await signUp(host, 'Alice', 'a@x.io');
       const before = await usersOnDisk(host);
-      expectFail(await host.post('createUser', { username: 'aLICE', password: PASSWORD, email: 'z@x.io' }), 'USERNAME_TAKEN');
-      expectFail(await host.post('createUser', { username: 'other', password: PASSWORD, email: 'A@X.io' }), 'EMAIL_TAKEN');
+      expectFail(
+        await host.post('createUser', { username: 'aLICE', password: PASSWORD, email: 'z@x.io' }),
+        'USERNAME_TAKEN',
+      );
+      expectFail(
+        await host.post('createUser', { username: 'other', password: PASSWORD, email: 'A@X.io' }),
+        'EMAIL_TAKEN',
+      );
       expect(await usersOnDisk(host)).toEqual(before);
     });
 
     it('gives one of two simultaneous sign-ups of the same name the account, the other a refusal', async () => {
       const answers = await Promise.all(
-        [1, 2].map((n) => host.post('createUser', { username: 'racer', password: PASSWORD, email: `r${n}@x.io` })),
+        [1, 2].map((n) =>
+          host.post('createUser', { username: 'racer', password: PASSWORD, email: `r${n}@x.io` }),
+        ),
       );
       expect(answers.filter((a) => a.success)).toHaveLength(1);
       expect(Object.keys(await usersOnDisk(host))).toHaveLength(1);
@@ -144,7 +171,12 @@ describe('accounts', () => {
           'INVITE_CODE_REQUIRED',
         );
         expectFail(
-          await strict.post('createUser', { username: 'alice', password: PASSWORD, email: 'a@x.io', inviteCode: 'x' }),
+          await strict.post('createUser', {
+            username: 'alice',
+            password: PASSWORD,
+            email: 'a@x.io',
+            inviteCode: 'x',
+          }),
           'INVITE_CODE_REQUIRED',
         );
         expectOk(
@@ -168,7 +200,10 @@ describe('accounts', () => {
     });
 
     it('answers LoginResult 4 with a fresh token, matching the username in any case', async () => {
-      const result = expectOk(await host.post('login', { username: 'ALICE', password: PASSWORD }), 'Login Successful');
+      const result = expectOk(
+        await host.post('login', { username: 'ALICE', password: PASSWORD }),
+        'Login Successful',
+      );
       expect(result.LoginResult).toBe(4);
       expect(result.token).toMatchObject({ app: 'unknown' });
       const token = (result.token as { content: string }).content;
@@ -183,7 +218,11 @@ describe('accounts', () => {
         { username: 'alice', password: 'Wrong0ne!' },
         { username: 'nobody', password: PASSWORD },
       ]) {
-        const answer = expectFail(await host.post('login', body), 'INCORRECT_CREDENTIALS', 'Incorrect credentials');
+        const answer = expectFail(
+          await host.post('login', body),
+          'INCORRECT_CREDENTIALS',
+          'Incorrect credentials',
+        );
         expect(answer.result?.LoginResult).toBe(0);
         expect(answer.result).not.toHaveProperty('token');
       }
@@ -198,7 +237,13 @@ describe('accounts', () => {
       const before = await usersOnDisk(host);
       const user = host.server.users.get(alice.id)!;
       const now = Math.floor(clock.now() / 1000);
-      user.BanStatus = { isBanned: true, BanBegin: now, BanEnd: now + 3600, BanReason: 'Spam', BanDescription: 'Links' };
+      user.BanStatus = {
+        isBanned: true,
+        BanBegin: now,
+        BanEnd: now + 3600,
+        BanReason: 'Spam',
+        BanDescription: 'Links',
+      };
       await host.server.store.commit([host.server.users.touch(user)]);
       const banned = await host.post('login', { username: 'alice', password: PASSWORD });
       expect(banned).toEqual({
@@ -206,12 +251,16 @@ describe('accounts', () => {
         message: 'Banned',
         result: { LoginResult: 2, BanStatus: user.BanStatus },
       });
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: false,
       });
       expect(Object.keys(await usersOnDisk(host))).toEqual(Object.keys(before));
       clock.advance(3601);
-      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(4);
+      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(
+        4,
+      );
       expect(host.server.users.get(alice.id)!.BanStatus.isBanned).toBe(false);
     });
 
@@ -219,7 +268,9 @@ describe('accounts', () => {
       const user = host.server.users.get(alice.id)!;
       user.WarnStatus = { isWarned: true, TimeWarned: 1, WarnReason: 'Rude', WarnDescription: 'Be nice' };
       await host.server.store.commit([host.server.users.touch(user)]);
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: false,
       });
       const warned = expectOk(await host.post('login', { username: 'alice', password: PASSWORD }), 'Warned');
@@ -228,8 +279,12 @@ describe('accounts', () => {
         WarnStatus: { isWarned: true, WarnReason: 'Rude', WarnDescription: 'Be nice', TimeWarned: 1 },
       });
       expect(warned.token).toBeDefined();
-      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(4);
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(
+        4,
+      );
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: true,
       });
     });
@@ -237,20 +292,36 @@ describe('accounts', () => {
     it('asks for a missing 2FA code, refuses a wrong one and accepts the right one', async () => {
       const enabled = expectOk(await host.post('enable2fa', { userid: alice.id, tokenContent: alice.token }));
       const url = new URL(enabled.otpauth_url as string);
-      const totp = new TOTP({ secret: Secret.fromBase32(url.searchParams.get('secret')!), period: 30, digits: 6 });
+      const totp = new TOTP({
+        secret: Secret.fromBase32(url.searchParams.get('secret')!),
+        period: 30,
+        digits: 6,
+      });
       const code = () => totp.generate({ timestamp: clock.now() });
       expectFail(
-        await host.post('verify2fa', { userid: alice.id, tokenContent: alice.token, code: '000000' === code() ? '111111' : '000000' }),
+        await host.post('verify2fa', {
+          userid: alice.id,
+          tokenContent: alice.token,
+          code: '000000' === code() ? '111111' : '000000',
+        }),
         'INVALID_2FA_CODE',
         'Invalid 2FA Code!',
       );
-      expectOk(await host.post('verify2fa', { userid: alice.id, tokenContent: alice.token, code: code() }), 'Verified 2FA!');
+      expectOk(
+        await host.post('verify2fa', { userid: alice.id, tokenContent: alice.token, code: code() }),
+        'Verified 2FA!',
+      );
 
-      const missing = expectOk(await host.post('login', { username: 'alice', password: PASSWORD }), 'Missing 2FA');
+      const missing = expectOk(
+        await host.post('login', { username: 'alice', password: PASSWORD }),
+        'Missing 2FA',
+      );
       expect(missing).toEqual({ LoginResult: 1 });
       const wrong = await host.post('login', { username: 'alice', password: PASSWORD, twofacode: '12345x' });
       expect(wrong).toEqual({ success: true, message: 'Incorrect credentials', result: { LoginResult: 0 } });
-      const right = expectOk(await host.post('login', { username: 'alice', password: PASSWORD, twofacode: code() }));
+      const right = expectOk(
+        await host.post('login', { username: 'alice', password: PASSWORD, twofacode: code() }),
+      );
       expect(right.LoginResult).toBe(4);
 
       const me = expectOk(await host.post('getUser', { userid: alice.id, tokenContent: alice.token }));
@@ -259,7 +330,9 @@ describe('accounts', () => {
       expect(JSON.stringify(me)).not.toContain(url.searchParams.get('secret')!);
 
       expectOk(await host.post('remove2fa', { userid: alice.id, tokenContent: alice.token }), 'Removed 2FA!');
-      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(4);
+      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(
+        4,
+      );
     });
   });
 
@@ -271,14 +344,22 @@ describe('accounts', () => {
 
     it('refuses a token once it expired (30 days by default)', async () => {
       clock.advance(30 * 24 * 3600 - 10);
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: true,
       });
       clock.advance(11);
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: false,
       });
-      expectFail(await host.post('getUser', { userid: alice.id, tokenContent: alice.token }), 'INVALID_TOKEN', 'Invalid token!');
+      expectFail(
+        await host.post('getUser', { userid: alice.id, tokenContent: alice.token }),
+        'INVALID_TOKEN',
+        'Invalid token!',
+      );
     });
 
     it('uses the configured token lifetime', async () => {
@@ -286,7 +367,8 @@ describe('accounts', () => {
       try {
         const bob = await signUp(short, 'bob');
         const me = expectOk(await short.post('getUser', { userid: bob.id, tokenContent: bob.token }));
-        const [token] = (me.UserData as { AccountTokens: Array<{ dateCreated: number; dateExpire: number }> }).AccountTokens;
+        const [token] = (me.UserData as { AccountTokens: Array<{ dateCreated: number; dateExpire: number }> })
+          .AccountTokens;
         expect(token!.dateExpire - token!.dateCreated).toBe(3600);
       } finally {
         await short.close();
@@ -294,11 +376,16 @@ describe('accounts', () => {
     });
 
     it('answers isValidToken by username too, false for an unknown username and a failure for an unknown id', async () => {
-      expect((await host.post('isValidToken', { username: 'alice', tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { username: 'alice', tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: true,
       });
       expect(
-        expectOk(await host.post('isValidToken', { username: 'ghost', tokenContent: alice.token }), 'Completed Operation'),
+        expectOk(
+          await host.post('isValidToken', { username: 'ghost', tokenContent: alice.token }),
+          'Completed Operation',
+        ),
       ).toEqual({ isValidToken: false });
       expectFail(
         await host.post('isValidToken', { userid: 'user_nope', tokenContent: alice.token }),
@@ -311,7 +398,9 @@ describe('accounts', () => {
       const login = expectOk(await host.post('login', { username: 'alice', password: PASSWORD }));
       const second = (login.token as { content: string }).content;
       expectOk(await host.post('logout', { userid: alice.id, tokenContent: alice.token }), 'Logged out!');
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: false,
       });
       expect((await host.post('isValidToken', { userid: alice.id, tokenContent: second })).result).toEqual({
@@ -328,7 +417,8 @@ describe('accounts', () => {
       const small = await startHost({ maxTokensPerUser: 3 });
       try {
         const bob = await signUp(small, 'bob');
-        for (let i = 0; i < 5; i++) expectOk(await small.post('login', { username: 'bob', password: PASSWORD }));
+        for (let i = 0; i < 5; i++)
+          expectOk(await small.post('login', { username: 'bob', password: PASSWORD }));
         expect(small.server.users.get(bob.id)!.AccountTokens).toHaveLength(3);
       } finally {
         await small.close();
@@ -378,7 +468,11 @@ describe('accounts', () => {
     });
 
     it("refuses someone else's token instead of showing their private data", async () => {
-      expectFail(await host.post('getUser', { userid: alice.id, tokenContent: bob.token }), 'INVALID_TOKEN', 'Invalid token!');
+      expectFail(
+        await host.post('getUser', { userid: alice.id, tokenContent: bob.token }),
+        'INVALID_TOKEN',
+        'Invalid token!',
+      );
       expectFail(
         await host.post('getUser', { username: 'alice', tokenContent: bob.token }),
         'INVALID_TOKEN',
@@ -387,7 +481,11 @@ describe('accounts', () => {
     });
 
     it('fails for an unknown user or when neither id nor name is given', async () => {
-      expectFail(await host.post('getUser', { userid: 'user_ghost' }), 'USER_NOT_FOUND', 'Failed to getUser!');
+      expectFail(
+        await host.post('getUser', { userid: 'user_ghost' }),
+        'USER_NOT_FOUND',
+        'Failed to getUser!',
+      );
       expectFail(await host.post('getUser', {}), 'INVALID_PARAMETERS', 'Invalid parameters!');
     });
 
@@ -415,14 +513,25 @@ describe('accounts', () => {
         }),
         'Updated Bio!',
       );
-      expect(result.Bio).toMatchObject({ Status: 4, StatusText: 'busy', Description: '', PfpURL: 'https://i.imgur.com/a.png' });
+      expect(result.Bio).toMatchObject({
+        Status: 4,
+        StatusText: 'busy',
+        Description: '',
+        PfpURL: 'https://i.imgur.com/a.png',
+      });
       const onDisk = JSON.parse(await readFile(join(host.dir, 'users', `${alice.id}.json`), 'utf8'));
       expect(onDisk.data.Bio).toMatchObject({ Status: 4, StatusText: 'busy' });
     });
 
     it('accepts an image on the host itself', async () => {
       const url = `${host.server.url}/api/v1/file/${alice.id}/file_x`;
-      expectOk(await host.post('updateBio', { userid: alice.id, tokenContent: alice.token, bio: { BannerURL: url } }));
+      expectOk(
+        await host.post('updateBio', {
+          userid: alice.id,
+          tokenContent: alice.token,
+          bio: { BannerURL: url },
+        }),
+      );
     });
 
     it.each([
@@ -451,14 +560,24 @@ describe('accounts', () => {
         'INVALID_TOKEN',
         'Failed to authenticate user!',
       );
-      expectFail(await host.post('updateBio', { userid: alice.id, tokenContent: alice.token, bio: null }), 'INVALID_PARAMETERS');
+      expectFail(
+        await host.post('updateBio', { userid: alice.id, tokenContent: alice.token, bio: null }),
+        'INVALID_PARAMETERS',
+      );
     });
 
     it('hides Following and Followers of a private account from others', async () => {
       expectOk(
-        await host.post('updateBio', { userid: alice.id, tokenContent: alice.token, bio: { isPrivateAccount: true } }),
+        await host.post('updateBio', {
+          userid: alice.id,
+          tokenContent: alice.token,
+          bio: { isPrivateAccount: true },
+        }),
       );
-      const view = expectOk(await host.post('getUser', { userid: alice.id })).UserData as Record<string, unknown>;
+      const view = expectOk(await host.post('getUser', { userid: alice.id })).UserData as Record<
+        string,
+        unknown
+      >;
       expect(view).not.toHaveProperty('Following');
       expect(view).not.toHaveProperty('Followers');
       expect(view.Bio).not.toHaveProperty('isPrivateAccount');
@@ -469,22 +588,72 @@ describe('accounts', () => {
     it('changes the password while signed in and signs every session out; email resets are refused clearly', async () => {
       const alice = await signUp(host, 'alice');
       expectFail(
-        await host.post('resetPassword', { userid: alice.id, tokenContent: alice.token, newPassword: 'weak' }),
+        await host.post('resetPassword', {
+          userid: alice.id,
+          tokenContent: alice.token,
+          newPassword: 'weak',
+        }),
         'WEAK_PASSWORD',
       );
       expectOk(
-        await host.post('resetPassword', { userid: alice.id, tokenContent: alice.token, newPassword: 'N3w-Passw0rd' }),
+        await host.post('resetPassword', {
+          userid: alice.id,
+          tokenContent: alice.token,
+          newPassword: 'N3w-Passw0rd',
+        }),
         'Reset password!',
       );
-      expect((await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result).toEqual({
+      expect(
+        (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
+      ).toEqual({
         isValidToken: false,
       });
-      expectFail(await host.post('login', { username: 'alice', password: PASSWORD }), 'INCORRECT_CREDENTIALS');
-      expect(expectOk(await host.post('login', { username: 'alice', password: 'N3w-Passw0rd' })).LoginResult).toBe(4);
+      expectFail(
+        await host.post('login', { username: 'alice', password: PASSWORD }),
+        'INCORRECT_CREDENTIALS',
+      );
+      expect(
+        expectOk(await host.post('login', { username: 'alice', password: 'N3w-Passw0rd' })).LoginResult,
+      ).toBe(4);
       for (const path of ['sendVerificationEmail', 'requestPasswordReset', 'resetPassword', 'changeEmail']) {
-        const answer = expectFail(await host.post(path, { email: 'alice@example.com' }), 'EMAIL_NOT_CONFIGURED');
+        const answer = expectFail(
+          await host.post(path, { email: 'alice@example.com' }),
+          'EMAIL_NOT_CONFIGURED',
+        );
         expect(answer.message).toMatch(/email is not configured/i);
       }
     });
+  });
+});
+
+describe('login throttling', () => {
+  it('pauses logins for a username from one address after repeated wrong passwords, then lets them through', async () => {
+    const clock = manualClock();
+    const host = await startHost({ limits: { loginFailures: 3, loginFailureWindowSeconds: 60 } }, { clock });
+    try {
+      await signUp(host, 'alice');
+      for (let i = 0; i < 3; i++) {
+        expectFail(
+          await host.post('login', { username: 'alice', password: 'Wrong0ne!' }),
+          'INCORRECT_CREDENTIALS',
+        );
+      }
+      const limited = expectFail(
+        await host.post('login', { username: 'alice', password: PASSWORD }),
+        'RATE_LIMITED',
+      );
+      expect(limited.result?.LoginResult).toBe(0);
+      expect(limited.result?.retryAfter).toBe(60);
+      expect(limited.message).toMatch(/Try again in 60 seconds/);
+      // Another name from the same address is not affected.
+      await signUp(host, 'bob');
+      expect(expectOk(await host.post('login', { username: 'bob', password: PASSWORD })).LoginResult).toBe(4);
+      clock.advance(61);
+      expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(
+        4,
+      );
+    } finally {
+      await host.close();
+    }
   });
 });

@@ -6,7 +6,8 @@ export const BIN = fileURLToPath(new URL('../../bin/hypernex-companion.js', impo
 const BUILT = fileURLToPath(new URL('../../dist/server/cli.js', import.meta.url));
 
 export function assertBuilt(): void {
-  if (!existsSync(BUILT)) throw new Error('dist/ is missing: run `npm run build` before these tests (npm test does).');
+  if (!existsSync(BUILT))
+    throw new Error('dist/ is missing: run `npm run build` before these tests (npm test does).');
 }
 
 export interface Served {
@@ -19,10 +20,14 @@ export interface Served {
 /** Starts `hypernex-companion serve` and resolves at its "listening on" line. */
 export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Served> {
   assertBuilt();
-  const proc = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...args], {
-    env: { ...process.env, HYPERNEX_LOG_LEVEL: 'error', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--no-ui', ...args],
+    {
+      env: { ...process.env, HYPERNEX_LOG_LEVEL: 'error', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   proc.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
@@ -66,7 +71,11 @@ export async function stop(served: Served, signal: NodeJS.Signals = 'SIGTERM'): 
   });
 }
 
-export async function postJson(url: string, path: string, body: unknown): Promise<{ success: boolean; message: string; result?: Record<string, unknown> }> {
+export async function postJson(
+  url: string,
+  path: string,
+  body: unknown,
+): Promise<{ success: boolean; message: string; result?: Record<string, unknown> }> {
   const res = await fetch(`${url}/api/v1/${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -35,19 +35,54 @@ describe('command line', () => {
     const port = await runCli(['serve', '--port', 'abc']);
     expect(port.code).toBe(1);
     expect(port.stderr).toMatch(/--port must be a whole number/);
-    const rank = await runCli(['user', 'create', '--data-dir', dir, '--username', 'a1', '--password', 'x', '--email', 'e', '--rank', '9']);
+    const rank = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'a1',
+      '--password',
+      'x',
+      '--email',
+      'e',
+      '--rank',
+      '9',
+    ]);
     expect(rank.code).toBe(1);
     expect(rank.stderr).toMatch(/--rank must be 0..6/);
   });
 
   it('creates a user from the command line who can then log in to the served host', async () => {
     const created = await runCli([
-      'user', 'create', '--data-dir', dir, '--username', 'moddy', '--password', 'Passw0rd!', '--email', 'm@x.io', '--rank', '4',
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'moddy',
+      '--password',
+      'Passw0rd!',
+      '--email',
+      'm@x.io',
+      '--rank',
+      '4',
     ]);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/^created user moddy user_[0-9a-f-]{36} rank 4 \(Moderator\)$/m);
-    const weak = await runCli(['user', 'create', '--data-dir', dir, '--username', 'weak', '--password', 'weak', '--email', 'w@x.io']);
+    const weak = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'weak',
+      '--password',
+      'weak',
+      '--email',
+      'w@x.io',
+    ]);
     expect(weak.code).toBe(1);
     expect(weak.stderr).toMatch(/Password must be at least 8 characters/);
 
@@ -64,7 +99,20 @@ describe('command line', () => {
     expect(served.stdout()).toMatch(/setup secret: [A-Za-z0-9_-]{43,}/);
     await stop(served);
     served = undefined;
-    const owner = await runCli(['user', 'create', '--data-dir', dir, '--username', 'boss', '--password', 'Passw0rd!', '--email', 'b@x.io', '--rank', '6']);
+    const owner = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'boss',
+      '--password',
+      'Passw0rd!',
+      '--email',
+      'b@x.io',
+      '--rank',
+      '6',
+    ]);
     expect(owner.code).toBe(0);
     served = await spawnServe(['--data-dir', dir]);
     expect(served.stdout()).not.toMatch(/setup secret/);
@@ -77,7 +125,18 @@ describe('command line', () => {
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/already in use by process \d+/);
     expect(Date.now() - started).toBeLessThan(10_000);
-    const create = await runCli(['user', 'create', '--data-dir', dir, '--username', 'late', '--password', 'Passw0rd!', '--email', 'l@x.io']);
+    const create = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'late',
+      '--password',
+      'Passw0rd!',
+      '--email',
+      'l@x.io',
+    ]);
     expect(create.code).toBe(1);
     expect(create.stderr).toMatch(/already in use/);
   });

@@ -21,7 +21,11 @@ describe('crash safety', () => {
     const url = served.url;
     const accounts: Array<{ id: string; token: string }> = [];
     for (let i = 0; i < 8; i++) {
-      const created = await postJson(url, 'createUser', { username: `user${i}`, password: PASSWORD, email: `u${i}@x.io` });
+      const created = await postJson(url, 'createUser', {
+        username: `user${i}`,
+        password: PASSWORD,
+        email: `u${i}@x.io`,
+      });
       const data = created.result!.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
       accounts.push({ id: data.Id, token: data.AccountTokens[0]!.content });
     }
@@ -61,7 +65,9 @@ describe('crash safety', () => {
     killed = true;
     served.proc.kill('SIGKILL');
     await Promise.allSettled(writers);
-    await new Promise((r) => served!.proc.exitCode !== null || served!.proc.signalCode ? r(null) : served!.proc.once('exit', r));
+    await new Promise((r) =>
+      served!.proc.exitCode !== null || served!.proc.signalCode ? r(null) : served!.proc.once('exit', r),
+    );
     served = undefined;
 
     // Every record file is whole JSON.
@@ -74,19 +80,29 @@ describe('crash safety', () => {
     for (const account of accounts) {
       const me = await postJson(served.url, 'getUser', { userid: account.id, tokenContent: account.token });
       expect(me.success, me.message).toBe(true);
-      const user = me.result!.UserData as { Bio: { StatusText: string }; OutgoingFriendRequests: string[]; FriendRequests: string[] };
+      const user = me.result!.UserData as {
+        Bio: { StatusText: string };
+        OutgoingFriendRequests: string[];
+        FriendRequests: string[];
+      };
       const last = acked.get(account.id);
       if (last !== undefined) {
         // The acknowledged value, or a later one that was in flight when the process died.
         expect(Number(user.Bio.StatusText)).toBeGreaterThanOrEqual(last);
       }
     }
-    const sender = await postJson(served.url, 'getUser', { userid: accounts[0]!.id, tokenContent: accounts[0]!.token });
+    const sender = await postJson(served.url, 'getUser', {
+      userid: accounts[0]!.id,
+      tokenContent: accounts[0]!.token,
+    });
     const outgoing = (sender.result!.UserData as { OutgoingFriendRequests: string[] }).OutgoingFriendRequests;
     for (const target of friendAcked) expect(outgoing).toContain(target);
     // Both halves of every journaled change are there together: no request is known to only one side.
     for (const account of accounts.slice(1)) {
-      const other = await postJson(served.url, 'getUser', { userid: account.id, tokenContent: account.token });
+      const other = await postJson(served.url, 'getUser', {
+        userid: account.id,
+        tokenContent: account.token,
+      });
       const incoming = (other.result!.UserData as { FriendRequests: string[] }).FriendRequests;
       expect(incoming.includes(accounts[0]!.id)).toBe(outgoing.includes(account.id));
     }

@@ -13,7 +13,9 @@ export interface Answer {
 }
 
 /** A clock the test moves by hand. */
-export function manualClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): Clock & { advance(seconds: number): void } {
+export function manualClock(
+  startMs = Date.UTC(2026, 10, 22, 12, 0, 0),
+): Clock & { advance(seconds: number): void } {
   let now = startMs;
   return {
     now: () => now,
@@ -39,13 +41,17 @@ export interface TestHost {
 }
 
 /** A real server on 127.0.0.1, port 0, over a fresh data folder in the temp dir. */
-export async function startHost(overrides: ConfigOverrides = {}, options: { clock?: Clock; dir?: string } = {}): Promise<TestHost> {
+export async function startHost(
+  overrides: ConfigOverrides = {},
+  options: { clock?: Clock; dir?: string } = {},
+): Promise<TestHost> {
   const dir = options.dir ?? (await tempDir());
   const server = await createServer(
     { dataDir: dir, host: '127.0.0.1', port: 0, passwordHash: CHEAP_HASH, uiDir: null, ...overrides },
     { clock: options.clock },
   );
-  const raw = (path: string, init?: RequestInit): Promise<Response> => fetch(`${server.url}/api/v1/${path}`, init);
+  const raw = (path: string, init?: RequestInit): Promise<Response> =>
+    fetch(`${server.url}/api/v1/${path}`, init);
   return {
     server,
     dir,
@@ -94,7 +100,11 @@ export interface Account {
 }
 
 /** Signs up through the API and returns the signup token (AccountTokens[0]). */
-export async function signUp(host: TestHost, username: string, email = `${username}@example.com`): Promise<Account> {
+export async function signUp(
+  host: TestHost,
+  username: string,
+  email = `${username}@example.com`,
+): Promise<Account> {
   const result = expectOk(await host.post('createUser', { username, password: PASSWORD, email }));
   const data = result.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
   return { id: data.Id, username, token: data.AccountTokens[0]!.content };

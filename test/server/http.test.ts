@@ -31,7 +31,12 @@ describe('HTTP envelope and transport', () => {
   });
 
   it('refuses a body over the limit with an envelope and writes nothing', async () => {
-    const body = JSON.stringify({ username: 'alice', password: 'Passw0rd!', email: 'a@x.io', pad: 'x'.repeat(4096) });
+    const body = JSON.stringify({
+      username: 'alice',
+      password: 'Passw0rd!',
+      email: 'a@x.io',
+      pad: 'x'.repeat(4096),
+    });
     const { res, json } = await send('createUser', body);
     expect(res.status).toBe(200);
     expectFail(json, 'BODY_TOO_LARGE');
@@ -64,7 +69,11 @@ describe('HTTP envelope and transport', () => {
   it('answers a preflight with 204 and the real server CORS headers', async () => {
     const res = await host.raw('login', {
       method: 'OPTIONS',
-      headers: { origin: 'http://lan-pc:8080', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'http://lan-pc:8080',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -91,10 +100,16 @@ describe('HTTP envelope and transport', () => {
   });
 
   it('answers the informational GETs real clients call at start', async () => {
-    expect(expectOk(await host.get('getSocketInfo'), 'Got Information')).toEqual({ IsWSS: false, Port: host.server.port });
+    expect(expectOk(await host.get('getSocketInfo'), 'Got Information')).toEqual({
+      IsWSS: false,
+      Port: host.server.port,
+    });
     expect(expectOk(await host.get('isInviteCodeRequired'))).toEqual({ inviteCodeRequired: false });
     expect(expectOk(await host.get('allowAnyGameServer'))).toEqual({ allowAnyGameServer: false });
-    expect(expectOk(await host.get('gameEngine'))).toEqual({ GameEngine: 'Unity', GameEngineVersion: '2022.3.5f1' });
+    expect(expectOk(await host.get('gameEngine'))).toEqual({
+      GameEngine: 'Unity',
+      GameEngineVersion: '2022.3.5f1',
+    });
   });
 
   it('survives a client that sends half a body and hangs up', async () => {

@@ -18,14 +18,22 @@ describe('first-run owner setup', () => {
     expect(expectOk(await host.get('setupStatus'))).toEqual({ needsOwnerSetup: true });
 
     const owner = { username: 'host', password: PASSWORD, email: 'host@lan.example' };
-    const wrong = expectFail(await host.post('setupOwner', { ...owner, setupSecret: 'guess' }), 'INVALID_SETUP_SECRET');
+    const wrong = expectFail(
+      await host.post('setupOwner', { ...owner, setupSecret: 'guess' }),
+      'INVALID_SETUP_SECRET',
+    );
     expect(wrong.result?.error?.fields).toHaveProperty('setupSecret');
     expect(host.server.users.size).toBe(0);
     // An ordinary sign-up never becomes the owner, whoever comes first.
-    const first = expectOk(await host.post('createUser', { username: 'early', password: PASSWORD, email: 'e@x.io' }));
+    const first = expectOk(
+      await host.post('createUser', { username: 'early', password: PASSWORD, email: 'e@x.io' }),
+    );
     expect((first.UserData as { Rank: number }).Rank).toBe(2);
 
-    const created = expectOk(await host.post('setupOwner', { ...owner, setupSecret: secret }), 'Created user host');
+    const created = expectOk(
+      await host.post('setupOwner', { ...owner, setupSecret: secret }),
+      'Created user host',
+    );
     expect(created.UserData).toMatchObject({ Username: 'host', Rank: 6 });
     expect(host.server.setupSecret).toBeNull();
     expect(expectOk(await host.get('setupStatus'))).toEqual({ needsOwnerSetup: false });
@@ -44,7 +52,12 @@ describe('first-run owner setup', () => {
     host = await startHost();
     const secret = host.server.setupSecret!;
     expectFail(
-      await host.post('setupOwner', { username: 'host', password: 'weak', email: 'h@x.io', setupSecret: secret }),
+      await host.post('setupOwner', {
+        username: 'host',
+        password: 'weak',
+        email: 'h@x.io',
+        setupSecret: secret,
+      }),
       'WEAK_PASSWORD',
     );
     expect(host.server.setupSecret).toBe(secret);

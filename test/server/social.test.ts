@@ -68,10 +68,17 @@ describe('social', () => {
     expectFail(await host.post('sendFriendRequest', as(alice, alice.id)), 'SOCIAL_REFUSED');
     expectFail(await host.post('sendFriendRequest', as(alice, 'user_ghost')), 'USER_NOT_FOUND');
     expectFail(
-      await host.post('sendFriendRequest', { userid: alice.id, tokenContent: bob.token, targetUserId: bob.id }),
+      await host.post('sendFriendRequest', {
+        userid: alice.id,
+        tokenContent: bob.token,
+        targetUserId: bob.id,
+      }),
       'INVALID_TOKEN',
     );
-    expectFail(await host.post('sendFriendRequest', { userid: alice.id, tokenContent: alice.token }), 'INVALID_PARAMETERS');
+    expectFail(
+      await host.post('sendFriendRequest', { userid: alice.id, tokenContent: alice.token }),
+      'INVALID_PARAMETERS',
+    );
     expect(JSON.stringify([user(alice), user(bob)])).toBe(before);
   });
 });

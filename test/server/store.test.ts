@@ -31,7 +31,9 @@ describe('store', () => {
     await s.commit([things.put('a', { n: 1 }), things.put('b', { n: 2 })]);
     await s.close();
     expect((await readdir(join(dir, 'things'))).sort()).toEqual(['a.json', 'b.json']);
-    expect(JSON.parse(await readFile(join(dir, 'things', 'a.json'), 'utf8'))).toMatchObject({ data: { n: 1 } });
+    expect(JSON.parse(await readFile(join(dir, 'things', 'a.json'), 'utf8'))).toMatchObject({
+      data: { n: 1 },
+    });
     expect(await readdir(join(dir, 'journal'))).toEqual([]);
     const again = await open();
     expect(again.collection<Doc>('things').get('b')).toEqual({ n: 2 });
@@ -89,7 +91,10 @@ describe('store', () => {
     await writeFile(join(dir, 'meta.json'), 'not json');
     await expect(Store.open(dir, ['things'])).rejects.toBeInstanceOf(CorruptDataFileError);
     expect(await readFile(join(dir, 'meta.json'), 'utf8')).toBe('not json');
-    await writeFile(join(dir, 'meta.json'), JSON.stringify({ schemaVersion: 99, createdAt: 0, ownerSetupDone: false }));
+    await writeFile(
+      join(dir, 'meta.json'),
+      JSON.stringify({ schemaVersion: 99, createdAt: 0, ownerSetupDone: false }),
+    );
     await expect(Store.open(dir, ['things'])).rejects.toBeInstanceOf(SchemaTooNewError);
   });
 

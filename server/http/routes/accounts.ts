@@ -34,7 +34,7 @@ export function accountRoutes(
 
   router.post('/login', async (ctx) => {
     const input = parse(LoginRequest, ctx.request.body);
-    const outcome = await accounts.login(input);
+    const outcome = await accounts.login(input, ctx.ip);
     switch (outcome.kind) {
       case 'correct':
         return reply(ctx, 'Login Successful', { LoginResult: LoginResult.Correct, token: outcome.token });
@@ -72,7 +72,9 @@ export function accountRoutes(
     }
     const userId = input.userid as string;
     if (!users.get(userId)) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
-    reply(ctx, 'Completed Operation', { isValidToken: accounts.authenticate(userId, input.tokenContent) !== null });
+    reply(ctx, 'Completed Operation', {
+      isValidToken: accounts.authenticate(userId, input.tokenContent) !== null,
+    });
   });
 
   router.post('/getUser', (ctx) => {
@@ -84,7 +86,9 @@ export function accountRoutes(
       if (!self) {
         throw new AppError(ErrorCode.INVALID_TOKEN, byName ? 'Failed to getUser!' : 'Invalid token!');
       }
-      return reply(ctx, `Got user ${self.Username}`, { UserData: accounts.privateView(self, input.tokenContent) });
+      return reply(ctx, `Got user ${self.Username}`, {
+        UserData: accounts.privateView(self, input.tokenContent),
+      });
     }
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
     reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
@@ -92,7 +96,8 @@ export function accountRoutes(
   // Browsers and simple clients may ask with a query string.
   router.get('/getUser', (ctx) => {
     const input = parse(GetUserQuery, ctx.query);
-    const user = input.username !== undefined ? users.byUsername(input.username) : users.get(input.userid ?? '');
+    const user =
+      input.username !== undefined ? users.byUsername(input.username) : users.get(input.userid ?? '');
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
     reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
   });
@@ -119,7 +124,9 @@ export function accountRoutes(
     const { userid, tokenContent, code } = parse(Verify2faRequest, ctx.request.body);
     const user = accounts.requireUser(userid, tokenContent);
     if (!(await accounts.verify2fa(user, code))) {
-      throw new AppError(ErrorCode.INVALID_2FA_CODE, 'Invalid 2FA Code!', { code: 'does not match the current code' });
+      throw new AppError(ErrorCode.INVALID_2FA_CODE, 'Invalid 2FA Code!', {
+        code: 'does not match the current code',
+      });
     }
     reply(ctx, 'Verified 2FA!');
   });
@@ -143,7 +150,12 @@ export function accountRoutes(
     throw emailNotConfigured();
   });
 
-  for (const path of ['/sendVerificationEmail', '/verifyEmailToken', '/changeEmail', '/requestPasswordReset']) {
+  for (const path of [
+    '/sendVerificationEmail',
+    '/verifyEmailToken',
+    '/changeEmail',
+    '/requestPasswordReset',
+  ]) {
     router.post(path, () => {
       throw emailNotConfigured();
     });

@@ -11,7 +11,9 @@ export function infoRoutes(router: Router, deps: { config: HostConfig; socketPor
   router.get('/allowAnyGameServer', (ctx) =>
     reply(ctx, 'Got Information', { allowAnyGameServer: config.allowAnyGameServer }),
   );
-  router.get('/getSocketInfo', (ctx) => reply(ctx, 'Got Information', { IsWSS: false, Port: deps.socketPort() }));
+  router.get('/getSocketInfo', (ctx) =>
+    reply(ctx, 'Got Information', { IsWSS: false, Port: deps.socketPort() }),
+  );
   router.get('/authForBuilds', (ctx) => reply(ctx, 'Got Information', { authForBuilds: false }));
   router.get('/gameEngine', (ctx) =>
     reply(ctx, 'Got Information', { GameEngine: 'Unity', GameEngineVersion: '2022.3.5f1' }),

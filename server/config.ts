@@ -32,6 +32,25 @@ export interface HostConfig {
     /** Hashes running at once; the rest wait, so logins never starve the event loop or the fs threads. */
     concurrency: number;
   };
+  socket: {
+    /** A separate port for socket clients that need one; null serves the socket on the HTTP port. */
+    port: number | null;
+    /** Ping interval; a socket that did not answer the previous ping is terminated (10 s, as the real server). */
+    heartbeatMs: number;
+    /** Largest incoming message in bytes; a larger one closes the socket (ws code 1009). */
+    maxMessageBytes: number;
+    /** Sustained messages per second per socket, and the burst allowed above it. */
+    messagesPerSecond: number;
+    messageBurst: number;
+    /** A socket that has not verified a user within this time is closed. */
+    verifyTimeoutMs: number;
+    /** Minimum time between two invite requests from one user to the same target. */
+    inviteRequestCooldownSeconds: number;
+    /** After this an unanswered invite request counts as expired. */
+    inviteRequestTtlSeconds: number;
+    /** Invite requests kept per user (newest first). */
+    inviteRequestHistory: number;
+  };
   limits: {
     /** Largest JSON or urlencoded body, in bytes. */
     jsonBodyBytes: number;
@@ -69,13 +88,25 @@ export function defaultConfig(): HostConfig {
     uiDir: null,
     logLevel: 'info',
     passwordHash: { memoryCost: 19_456, timeCost: 2, concurrency: 1 },
+    socket: {
+      port: null,
+      heartbeatMs: 10_000,
+      maxMessageBytes: 64 * 1024,
+      messagesPerSecond: 20,
+      messageBurst: 60,
+      verifyTimeoutMs: 60_000,
+      inviteRequestCooldownSeconds: 30,
+      inviteRequestTtlSeconds: 15 * 60,
+      inviteRequestHistory: 200,
+    },
     limits: { jsonBodyBytes: 256 * 1024, loginFailures: 10, loginFailureWindowSeconds: 600 },
   };
 }
 
-export type ConfigOverrides = Partial<Omit<HostConfig, 'passwordHash' | 'limits'>> & {
+export type ConfigOverrides = Partial<Omit<HostConfig, 'passwordHash' | 'limits' | 'socket'>> & {
   passwordHash?: Partial<HostConfig['passwordHash']>;
   limits?: Partial<HostConfig['limits']>;
+  socket?: Partial<HostConfig['socket']>;
 };
 
 export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
@@ -85,5 +116,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
     ...overrides,
     passwordHash: { ...base.passwordHash, ...overrides.passwordHash },
     limits: { ...base.limits, ...overrides.limits },
+    socket: { ...base.socket, ...overrides.socket },
   };
 }

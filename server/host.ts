@@ -5,18 +5,13 @@ import pino, { type Logger } from 'pino';
 import { resolveConfig, type ConfigOverrides, type HostConfig } from './config.js';
 import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
-import {
-  HostEvents,
-  nobodyConnected,
-  randomIds,
-  systemClock,
-  type Clock,
-  type Ids,
-  type Presence,
-} from './services/context.js';
+import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
 import { createSetupService, type SetupService } from './services/setup.js';
+import { createInvitesService, INVITE_REQUESTS, type InvitesService } from './services/invites.js';
 import { createSocialService, type SocialService } from './services/social.js';
+import { attachSocket, type SocketServer } from './socket/attach.js';
+import { SocketHub } from './socket/hub.js';
 import { Store } from './store/store.js';
 import { USERS, UsersRepo } from './store/users.js';
 
@@ -34,6 +29,11 @@ export interface HostServer {
   readonly accounts: AccountsService;
   readonly social: SocialService;
   readonly setup: SetupService;
+  readonly invites: InvitesService;
+  readonly hub: SocketHub;
+  readonly socket: SocketServer;
+  /** The port socket clients are told to use (the HTTP port unless a separate one is configured). */
+  readonly socketPort: number;
   readonly events: HostEvents;
   readonly log: Logger;
   close(): Promise<void>;
@@ -45,7 +45,7 @@ export interface HostOptions {
   logger?: Logger;
 }
 
-export const COLLECTIONS = [USERS];
+export const COLLECTIONS = [USERS, INVITE_REQUESTS];
 
 export interface HostCore {
   config: HostConfig;
@@ -55,6 +55,8 @@ export interface HostCore {
   accounts: AccountsService;
   social: SocialService;
   setup: SetupService;
+  invites: InvitesService;
+  hub: SocketHub;
   events: HostEvents;
   /** Set once the HTTP server listens; used for the host's own URLs. */
   setPort(port: number): void;
@@ -78,7 +80,8 @@ export async function openHost(
   try {
     const users = new UsersRepo(store);
     const events = new HostEvents();
-    const presence: Presence = nobodyConnected;
+    const hub = new SocketHub();
+    const presence = hub;
     const passwords = createPasswordHasher(config.passwordHash);
     let port = config.port;
     const localHosts = (): string[] => {
@@ -97,6 +100,7 @@ export async function openHost(
     const accounts = createAccountsService({ ...deps, localHosts });
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
+    const invites = createInvitesService({ ...deps, notifier: hub });
     await setup.init();
     return {
       config,
@@ -106,6 +110,8 @@ export async function openHost(
       accounts,
       social,
       setup,
+      invites,
+      hub,
       events,
       setPort: (value) => {
         port = value;
@@ -124,22 +130,42 @@ export async function createServer(
   options: HostOptions = {},
 ): Promise<HostServer> {
   const core = await openHost(overrides, options);
-  const { config, log, store, users, accounts, social, setup, events } = core;
+  const { config, log, store, users, accounts, social, setup, invites, hub, events } = core;
   let http: Server | null = null;
+  let socketHttp: Server | null = null;
+  let socketPort = config.socket.port ?? config.port;
   try {
-    const app = createHttpApp({ config, log, accounts, social, setup, users, socketPort: core.port });
+    const app = createHttpApp({
+      config,
+      log,
+      accounts,
+      social,
+      setup,
+      invites,
+      users,
+      socketPort: () => socketPort,
+    });
     const server = createHttpServer(app.callback());
     http = server;
     server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, config.port, config.host);
     const port = (server.address() as AddressInfo).port;
     core.setPort(port);
+    const socket = attachSocket(server, { config, log, accounts, invites, users, hub, events });
+    socketPort = port;
+    if (config.socket.port !== null) {
+      // Some clients want the socket on its own port: a bare server that only upgrades.
+      const only = createHttpServer((_req, res) => {
+        res
+          .writeHead(426, { 'content-type': 'text/plain' })
+          .end('This port only accepts WebSocket upgrades.');
+      });
+      socketHttp = only;
+      only.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
+      await listen(only, config.socket.port, config.host);
+      socketPort = (only.address() as AddressInfo).port;
+    }
+    const socketServer = socketHttp;
     const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}`;
     log.info({ url, dataDir: config.dataDir, users: users.size }, 'host started');
@@ -158,14 +184,21 @@ export async function createServer(
       accounts,
       social,
       setup,
+      invites,
+      hub,
+      socket,
+      socketPort,
       events,
       log,
       close() {
         closing ??= (async () => {
-          await new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          });
+          await socket.close();
+          for (const s of socketServer ? [server, socketServer] : [server]) {
+            await new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            });
+          }
           await store.close();
         })();
         return closing;
@@ -173,9 +206,20 @@ export async function createServer(
     };
   } catch (error) {
     http?.close();
+    socketHttp?.close();
     await store.close();
     throw error;
   }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 /** The http:// addresses other machines can reach, when bound to all interfaces or a LAN address. */

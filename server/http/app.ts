@@ -10,11 +10,13 @@ import type { Logger } from 'pino';
 import type { HostConfig } from '../config.js';
 import type { AccountsService } from '../services/accounts.js';
 import type { SetupService } from '../services/setup.js';
+import type { InvitesService } from '../services/invites.js';
 import type { SocialService } from '../services/social.js';
 import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
 import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
+import { inviteRoutes } from './routes/invites.js';
 import { setupRoutes } from './routes/setup.js';
 
 export interface HttpDeps {
@@ -23,6 +25,7 @@ export interface HttpDeps {
   accounts: AccountsService;
   social: SocialService;
   setup: SetupService;
+  invites: InvitesService;
   users: UsersRepo;
   socketPort: () => number;
 }
@@ -77,6 +80,7 @@ export function createHttpApp(deps: HttpDeps): Koa {
   accountRoutes(api, deps);
   setupRoutes(api, deps);
   infoRoutes(api, deps);
+  inviteRoutes(api, deps);
   app.use(api.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));

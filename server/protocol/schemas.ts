@@ -166,3 +166,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
   return issue.message;
 }
+
+export const ListInviteRequestsRequest = AuthRequest.extend({
+  state: z.enum(['new', 'seen', 'answered', 'dismissed', 'expired']).optional(),
+});
+
+export const UpdateInviteRequestRequest = AuthRequest.extend({
+  requestId: z.string().min(1).max(200),
+  state: z.enum(['seen', 'answered', 'dismissed']),
+});

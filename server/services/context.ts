@@ -19,7 +19,7 @@ export function unixSeconds(clock: Clock): number {
 
 export interface Ids {
   /** `prefix_` + lowercase UUID v4, e.g. `user_3f0c…`. */
-  id(prefix: 'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver'): string;
+  id(prefix: 'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver' | 'invreq'): string;
   /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
   secret(): string;
 }
@@ -36,6 +36,11 @@ export interface Presence {
 }
 
 export const nobodyConnected: Presence = { isConnected: () => false, isInWorld: () => false };
+
+/** Pushes a server message to every open socket of a user; the socket layer implements it. */
+export interface Notifier {
+  send(userId: string, message: string, result: Record<string, unknown>): void;
+}
 
 export interface HostEventMap {
   /** A user's tokens were revoked or refused from now on (logout of all, ban, warn, password change). */

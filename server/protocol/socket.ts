@@ -1,0 +1,97 @@
+/**
+ * Socket message names and payloads. Clients send `{userId, tokenContent, message, args}` (names compared
+ * case-insensitively; HypernexSharp sends PascalCase); the server sends `{message, result}` with lowercase names.
+ */
+
+export const ClientMessage = {
+  auth: 'auth',
+  requestInvite: 'requestinvite',
+} as const;
+
+export const ServerMessage = {
+  /** Our addition: the socket is now verified for this user (the real server sends nothing). */
+  authenticated: 'authenticated',
+  /** Our addition: the token did not verify; the socket stays open and unverified. */
+  authFailed: 'authfailed',
+  /** Our addition: a message could not be used (not JSON, not an object, no name, over the rate limit). */
+  error: 'error',
+  gotInviteRequest: 'gotinviterequest',
+  /** Our addition: the sender's request was delivered. */
+  sentInviteRequest: 'sentinviterequest',
+  /** Our addition: the sender's request was refused, with a reason. */
+  failedToRequestInvite: 'failedtorequestinvite',
+  /** Our addition: one of the user's sockets changed an invite request (seen, dismissed, answered). */
+  inviteRequestUpdated: 'inviterequestupdated',
+  /** Our addition: a friend's visible status changed (status set, came online, went offline). */
+  friendStatus: 'friendstatus',
+} as const;
+
+export interface ClientEnvelope {
+  userId?: unknown;
+  tokenContent?: unknown;
+  message?: unknown;
+  args?: unknown;
+}
+
+export interface ServerEnvelope<R = Record<string, unknown>> {
+  message: string;
+  result: R;
+}
+
+export const InviteRefusal = {
+  /** No user has that id. */
+  UNKNOWN_USER: 'UNKNOWN_USER',
+  SELF: 'SELF',
+  /** The target does not have you as a friend (also when either blocked the other: blocks end friendships). */
+  NOT_FRIENDS: 'NOT_FRIENDS',
+  /** The target has no open socket, or appears Offline. */
+  OFFLINE: 'OFFLINE',
+  DO_NOT_DISTURB: 'DO_NOT_DISTURB',
+  /** You asked this user too recently; `retryAfter` says when you may ask again. */
+  RATE_LIMITED: 'RATE_LIMITED',
+  INVALID_ARGS: 'INVALID_ARGS',
+} as const;
+export type InviteRefusal = (typeof InviteRefusal)[keyof typeof InviteRefusal];
+
+export const InviteRequestState = {
+  New: 'new',
+  Seen: 'seen',
+  Answered: 'answered',
+  Dismissed: 'dismissed',
+  Expired: 'expired',
+} as const;
+export type InviteRequestState = (typeof InviteRequestState)[keyof typeof InviteRequestState];
+
+export interface InviteRequestDto {
+  requestId: string;
+  fromUserId: string;
+  fromUsername: string;
+  toUserId: string;
+  /** Unix seconds. */
+  sentAt: number;
+  expiresAt: number;
+  state: InviteRequestState;
+  /** Unix seconds of the last state change. */
+  updatedAt: number;
+}
+
+export interface GotInviteRequestResult {
+  fromUserId: string;
+  requestId: string;
+  fromUsername: string;
+  sentAt: number;
+  expiresAt: number;
+}
+
+export interface FailedToRequestInviteResult {
+  targetUserId: string;
+  reason: InviteRefusal;
+  retryAfter?: number;
+}
+
+export interface FriendStatusResult {
+  userId: string;
+  /** The status others see: 0 (Offline) while the user has no socket. */
+  Status: number;
+  StatusText: string;
+}

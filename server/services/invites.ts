@@ -1,0 +1,171 @@
+import { Status } from '../protocol/enums.js';
+import { ErrorCode } from '../protocol/errors.js';
+import {
+  InviteRefusal,
+  InviteRequestState,
+  ServerMessage,
+  type InviteRequestDto,
+} from '../protocol/socket.js';
+import { AppError } from '../errors.js';
+import type { Collection } from '../store/store.js';
+import { unixSeconds, type Notifier, type Presence, type ServiceDeps } from './context.js';
+
+export const INVITE_REQUESTS = 'inviterequests';
+
+interface StoredInviteRequest {
+  requestId: string;
+  fromUserId: string;
+  sentAt: number;
+  expiresAt: number;
+  state: Exclude<InviteRequestState, 'expired'>;
+  updatedAt: number;
+}
+
+/** One record per target user: their recent requests, newest last, bounded in number. */
+interface InviteInbox {
+  userId: string;
+  requests: StoredInviteRequest[];
+}
+
+export type InviteRequestOutcome =
+  | { ok: true; request: InviteRequestDto; delivered: Promise<void> }
+  | { ok: false; reason: InviteRefusal; retryAfter?: number };
+
+/** States a user may set on a request they received. */
+export const SETTABLE_INVITE_STATES = ['seen', 'answered', 'dismissed'] as const;
+export type SettableInviteState = (typeof SETTABLE_INVITE_STATES)[number];
+
+/**
+ * requestinvite (SPEC section 5): checks, per-pair cooldown, delivery to every socket of the target, and the
+ * target's invite-request history.
+ */
+export function createInvitesService(
+  deps: Pick<ServiceDeps, 'users' | 'store' | 'clock' | 'ids' | 'config'> & {
+    presence: Presence;
+    notifier: Notifier;
+  },
+) {
+  const { users, store, clock, ids, config, presence, notifier } = deps;
+  const inboxes: Collection<InviteInbox> = store.collection<InviteInbox>(INVITE_REQUESTS);
+  /** `sender|target` -> ms of the last delivered request. */
+  const lastSent = new Map<string, number>();
+
+  function view(stored: StoredInviteRequest, toUserId: string, now: number): InviteRequestDto {
+    const expired = stored.state === 'new' || stored.state === 'seen' ? now >= stored.expiresAt : false;
+    return {
+      requestId: stored.requestId,
+      fromUserId: stored.fromUserId,
+      fromUsername: users.get(stored.fromUserId)?.Username ?? '',
+      toUserId,
+      sentAt: stored.sentAt,
+      expiresAt: stored.expiresAt,
+      state: expired ? InviteRequestState.Expired : stored.state,
+      updatedAt: stored.updatedAt,
+    };
+  }
+
+  function sweepCooldowns(nowMs: number): void {
+    const cooldownMs = config.socket.inviteRequestCooldownSeconds * 1000;
+    for (const [key, at] of lastSent) if (nowMs - at >= cooldownMs) lastSent.delete(key);
+  }
+
+  return {
+    request(senderId: string, targetUserId: unknown): InviteRequestOutcome {
+      if (typeof targetUserId !== 'string' || targetUserId.length === 0 || targetUserId.length > 200) {
+        return { ok: false, reason: InviteRefusal.INVALID_ARGS };
+      }
+      const sender = users.get(senderId);
+      const target = users.get(targetUserId);
+      if (!sender || !target) return { ok: false, reason: InviteRefusal.UNKNOWN_USER };
+      if (target.Id === sender.Id) return { ok: false, reason: InviteRefusal.SELF };
+      // Blocks end friendships, so a block shows as NOT_FRIENDS: the sender never learns they were blocked.
+      if (!target.Friends.includes(sender.Id) || target.BlockedUsers.includes(sender.Id)) {
+        return { ok: false, reason: InviteRefusal.NOT_FRIENDS };
+      }
+      if (!presence.isConnected(target.Id) || target.Bio.Status === Status.Offline) {
+        return { ok: false, reason: InviteRefusal.OFFLINE };
+      }
+      if (target.Bio.Status === Status.DoNotDisturb)
+        return { ok: false, reason: InviteRefusal.DO_NOT_DISTURB };
+      const nowMs = clock.now();
+      const key = `${sender.Id}|${target.Id}`;
+      const cooldownMs = config.socket.inviteRequestCooldownSeconds * 1000;
+      const last = lastSent.get(key);
+      if (last !== undefined && nowMs - last < cooldownMs) {
+        return {
+          ok: false,
+          reason: InviteRefusal.RATE_LIMITED,
+          retryAfter: Math.max(1, Math.ceil((last + cooldownMs - nowMs) / 1000)),
+        };
+      }
+      if (cooldownMs > 0) {
+        lastSent.set(key, nowMs);
+        if (lastSent.size > 10_000) sweepCooldowns(nowMs);
+      }
+
+      const now = unixSeconds(clock);
+      const stored: StoredInviteRequest = {
+        requestId: ids.id('invreq'),
+        fromUserId: sender.Id,
+        sentAt: now,
+        expiresAt: now + config.socket.inviteRequestTtlSeconds,
+        state: 'new',
+        updatedAt: now,
+      };
+      // Deliver first (latency matters to a person waiting in VR), then make the history durable.
+      notifier.send(target.Id, ServerMessage.gotInviteRequest, {
+        fromUserId: sender.Id,
+        requestId: stored.requestId,
+        fromUsername: sender.Username,
+        sentAt: stored.sentAt,
+        expiresAt: stored.expiresAt,
+      });
+      const inbox = inboxes.get(target.Id) ?? { userId: target.Id, requests: [] };
+      inbox.requests.push(stored);
+      const overflow = inbox.requests.length - config.socket.inviteRequestHistory;
+      if (overflow > 0) inbox.requests.splice(0, overflow);
+      const delivered = store.commit([inboxes.put(target.Id, inbox)]);
+      return { ok: true, request: view(stored, target.Id, now), delivered };
+    },
+
+    /** The user's received requests, newest first. */
+    list(userId: string, filter?: { state?: InviteRequestState }): InviteRequestDto[] {
+      const now = unixSeconds(clock);
+      const inbox = inboxes.get(userId);
+      if (!inbox) return [];
+      const out: InviteRequestDto[] = [];
+      for (let i = inbox.requests.length - 1; i >= 0; i--) {
+        const dto = view(inbox.requests[i]!, userId, now);
+        if (!filter?.state || dto.state === filter.state) out.push(dto);
+      }
+      return out;
+    },
+
+    async update(userId: string, requestId: string, state: SettableInviteState): Promise<InviteRequestDto> {
+      const inbox = inboxes.get(userId);
+      const stored = inbox?.requests.find((r) => r.requestId === requestId);
+      if (!inbox || !stored) {
+        throw new AppError(ErrorCode.NOT_FOUND, 'No invite request with that id.', {
+          requestId: 'not found',
+        });
+      }
+      const now = unixSeconds(clock);
+      // Seen never downgrades an answered or dismissed request.
+      if (!(state === 'seen' && stored.state !== 'new')) {
+        stored.state = state;
+        stored.updatedAt = now;
+        await store.commit([inboxes.put(userId, inbox)]);
+      }
+      const dto = view(stored, userId, now);
+      notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
+      return dto;
+    },
+
+    /** Forgets cooldowns that have run out; called from the heartbeat. */
+    sweep(): void {
+      sweepCooldowns(clock.now());
+    },
+  };
+}
+
+export type InvitesService = ReturnType<typeof createInvitesService>;

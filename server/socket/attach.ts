@@ -1,0 +1,281 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { HostConfig } from '../config.js';
+import { Status } from '../protocol/enums.js';
+import { ClientMessage, ServerMessage, type ClientEnvelope } from '../protocol/socket.js';
+import type { AccountsService } from '../services/accounts.js';
+import type { HostEvents } from '../services/context.js';
+import type { InvitesService } from '../services/invites.js';
+import type { UsersRepo } from '../store/users.js';
+import type { SocketHub } from './hub.js';
+
+export interface SocketDeps {
+  config: HostConfig;
+  log: Logger;
+  accounts: AccountsService;
+  invites: InvitesService;
+  users: UsersRepo;
+  hub: SocketHub;
+  events: HostEvents;
+}
+
+/** Close codes we use (4000-4999 are for applications). */
+export const CloseCode = {
+  TOKEN_REVOKED: 4001,
+  NOT_VERIFIED_IN_TIME: 4002,
+  WRONG_USER: 4003,
+  SHUTTING_DOWN: 1001,
+} as const;
+
+interface Connection {
+  ws: WebSocket;
+  userId: string | null;
+  token: string | null;
+  alive: boolean;
+  openedAt: number;
+  /** Token bucket for the message rate limit. */
+  allowance: number;
+  refilledAt: number;
+  rateNoticeAt: number;
+  remote: string;
+}
+
+export interface SocketServer {
+  /** Every open connection, verified or not. */
+  readonly connections: number;
+  /** Accepts an upgrade from another HTTP server (the optional separate socket port). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The user socket (SPEC section 5) on an HTTP server: upgrades on any path, as real clients connect to `/`.
+ * Heartbeat, size and rate limits, verification once per socket, and re-checks that close the sockets of a user
+ * whose token expired or who got banned.
+ */
+export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
+  const { config, log, accounts, invites, users, hub, events } = deps;
+  const limits = config.socket;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.maxMessageBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
+  const connections = new Set<Connection>();
+
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, req));
+  };
+  server.on('upgrade', handleUpgrade);
+
+  function send(conn: Connection, message: string, result: Record<string, unknown>): void {
+    if (conn.ws.readyState === WebSocket.OPEN) conn.ws.send(JSON.stringify({ message, result }));
+  }
+
+  function friendStatus(userId: string): void {
+    const user = users.get(userId);
+    if (!user) return;
+    const result = {
+      userId,
+      Status: hub.isConnected(userId) ? user.Bio.Status : Status.Offline,
+      StatusText: user.Bio.StatusText,
+    };
+    for (const friendId of user.Friends) {
+      if (hub.isConnected(friendId)) hub.send(friendId, ServerMessage.friendStatus, result);
+    }
+  }
+
+  function onConnection(ws: WebSocket, req: IncomingMessage): void {
+    const now = Date.now();
+    const conn: Connection = {
+      ws,
+      userId: null,
+      token: null,
+      alive: true,
+      openedAt: now,
+      allowance: limits.messageBurst,
+      refilledAt: now,
+      rateNoticeAt: 0,
+      remote: req.socket.remoteAddress ?? '',
+    };
+    connections.add(conn);
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
+    ws.on('message', (data, isBinary) => onMessage(conn, data, isBinary));
+    ws.on('error', (error) => log.debug({ err: error, remote: conn.remote }, 'socket error'));
+    ws.on('close', () => {
+      connections.delete(conn);
+      if (conn.userId !== null) {
+        const last = hub.remove(conn.userId, ws);
+        if (last) friendStatus(conn.userId);
+      }
+    });
+  }
+
+  /** Token bucket: `messagesPerSecond` sustained, `messageBurst` at once. */
+  function takeAllowance(conn: Connection): boolean {
+    const now = Date.now();
+    conn.allowance = Math.min(
+      limits.messageBurst,
+      conn.allowance + ((now - conn.refilledAt) / 1000) * limits.messagesPerSecond,
+    );
+    conn.refilledAt = now;
+    if (conn.allowance < 1) return false;
+    conn.allowance -= 1;
+    return true;
+  }
+
+  function onMessage(conn: Connection, data: RawData, _isBinary: boolean): void {
+    if (!takeAllowance(conn)) {
+      const now = Date.now();
+      if (now - conn.rateNoticeAt >= 1000) {
+        conn.rateNoticeAt = now;
+        send(conn, ServerMessage.error, {
+          code: 'RATE_LIMITED',
+          reason: 'Too many messages; some were dropped.',
+        });
+      }
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawText(data));
+    } catch {
+      send(conn, ServerMessage.error, { code: 'INVALID_JSON', reason: 'Messages must be JSON.' });
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      send(conn, ServerMessage.error, {
+        code: 'INVALID_MESSAGE',
+        reason: 'A message must be a JSON object.',
+      });
+      return;
+    }
+    const envelope = parsed as ClientEnvelope;
+    if (typeof envelope.message !== 'string') {
+      send(conn, ServerMessage.error, { code: 'INVALID_MESSAGE', reason: 'The message name is missing.' });
+      return;
+    }
+    const name = envelope.message.toLowerCase();
+
+    if (conn.userId === null) {
+      if (typeof envelope.userId !== 'string' || typeof envelope.tokenContent !== 'string') {
+        send(conn, ServerMessage.authFailed, {
+          reason: 'Send userId and tokenContent to verify this socket first.',
+        });
+        return;
+      }
+      const user = accounts.authenticate(envelope.userId, envelope.tokenContent);
+      if (!user) {
+        // As the real server, the socket stays open and unverified; unlike it, the client is told.
+        send(conn, ServerMessage.authFailed, { reason: 'The token is not valid for that user.' });
+        return;
+      }
+      conn.userId = user.Id;
+      conn.token = envelope.tokenContent;
+      const first = hub.add(user.Id, conn.ws);
+      send(conn, ServerMessage.authenticated, { userId: user.Id });
+      if (first) friendStatus(user.Id);
+    } else if (envelope.userId !== undefined && envelope.userId !== conn.userId) {
+      conn.ws.close(CloseCode.WRONG_USER, 'message for another user');
+      return;
+    }
+    dispatch(conn, conn.userId, name, envelope.args);
+  }
+
+  function dispatch(conn: Connection, userId: string, name: string, args: unknown): void {
+    switch (name) {
+      case ClientMessage.auth:
+        return;
+      case ClientMessage.requestInvite: {
+        const target =
+          args !== null && typeof args === 'object'
+            ? (args as { targetUserId?: unknown }).targetUserId
+            : undefined;
+        const outcome = invites.request(userId, target);
+        if (outcome.ok) {
+          outcome.delivered.then(
+            () =>
+              send(conn, ServerMessage.sentInviteRequest, {
+                targetUserId: target,
+                requestId: outcome.request.requestId,
+              }),
+            (error: unknown) => log.error({ err: error }, 'could not save an invite request'),
+          );
+        } else {
+          send(conn, ServerMessage.failedToRequestInvite, {
+            targetUserId: typeof target === 'string' ? target : '',
+            reason: outcome.reason,
+            ...(outcome.retryAfter !== undefined && { retryAfter: outcome.retryAfter }),
+          });
+        }
+        return;
+      }
+      default:
+        // Unknown names are ignored, as the real server does; the socket stays open.
+        return;
+    }
+  }
+
+  /** Closes every socket of `userId` whose token no longer verifies (expired, logged out, banned, warned). */
+  function recheck(userId: string): void {
+    for (const conn of connections) {
+      if (conn.userId === userId && conn.token !== null && !accounts.authenticate(userId, conn.token)) {
+        conn.ws.close(CloseCode.TOKEN_REVOKED, 'token expired or revoked');
+      }
+    }
+  }
+
+  const onTokensRevoked = ({ userId }: { userId: string }): void => recheck(userId);
+  const onBioUpdated = ({ userId }: { userId: string }): void => friendStatus(userId);
+  events.on('tokensRevoked', onTokensRevoked);
+  events.on('bioUpdated', onBioUpdated);
+
+  const heartbeat = setInterval(() => {
+    const now = Date.now();
+    for (const conn of connections) {
+      if (!conn.alive) {
+        conn.ws.terminate();
+        continue;
+      }
+      if (conn.userId === null && now - conn.openedAt > limits.verifyTimeoutMs) {
+        conn.ws.close(CloseCode.NOT_VERIFIED_IN_TIME, 'not verified in time');
+        continue;
+      }
+      if (conn.userId !== null && conn.token !== null && !accounts.authenticate(conn.userId, conn.token)) {
+        conn.ws.close(CloseCode.TOKEN_REVOKED, 'token expired or revoked');
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+    invites.sweep();
+  }, limits.heartbeatMs);
+  heartbeat.unref();
+
+  return {
+    get connections() {
+      return connections.size;
+    },
+    handleUpgrade,
+    async close() {
+      clearInterval(heartbeat);
+      server.off('upgrade', handleUpgrade);
+      events.off('tokensRevoked', onTokensRevoked);
+      events.off('bioUpdated', onBioUpdated);
+      for (const conn of connections) conn.ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}

@@ -1,0 +1,70 @@
+import type { Notifier, Presence } from '../services/context.js';
+
+/** What the hub needs of a socket: a way to send text and to close. */
+export interface HubSocket {
+  send(text: string): void;
+}
+
+/**
+ * Which verified sockets each user holds. A user is connected while at least one is open (desktop window, game
+ * client, browser), and every event for the user goes to all of them. Lookups are O(1) in the number of sockets.
+ */
+export class SocketHub implements Presence, Notifier {
+  readonly #byUser = new Map<string, Set<HubSocket>>();
+  #count = 0;
+
+  /** Returns true when this is the user's first open socket. */
+  add(userId: string, socket: HubSocket): boolean {
+    let set = this.#byUser.get(userId);
+    const first = set === undefined;
+    if (!set) {
+      set = new Set();
+      this.#byUser.set(userId, set);
+    }
+    if (!set.has(socket)) {
+      set.add(socket);
+      this.#count++;
+    }
+    return first;
+  }
+
+  /** Returns true when that was the user's last open socket. */
+  remove(userId: string, socket: HubSocket): boolean {
+    const set = this.#byUser.get(userId);
+    if (!set || !set.delete(socket)) return false;
+    this.#count--;
+    if (set.size === 0) {
+      this.#byUser.delete(userId);
+      return true;
+    }
+    return false;
+  }
+
+  socketsOf(userId: string): ReadonlySet<HubSocket> {
+    return this.#byUser.get(userId) ?? new Set();
+  }
+
+  isConnected(userId: string): boolean {
+    return this.#byUser.has(userId);
+  }
+
+  /** Instances come with the game-server protocol; until then nobody is in a world. */
+  isInWorld(_userId: string): boolean {
+    return false;
+  }
+
+  get connectedUsers(): number {
+    return this.#byUser.size;
+  }
+
+  get verifiedSockets(): number {
+    return this.#count;
+  }
+
+  send(userId: string, message: string, result: Record<string, unknown>): void {
+    const set = this.#byUser.get(userId);
+    if (!set) return;
+    const text = JSON.stringify({ message, result });
+    for (const socket of set) socket.send(text);
+  }
+}

@@ -193,7 +193,7 @@ async function userCreate(argv: string[]): Promise<number> {
     );
     return 0;
   } finally {
-    await host.store.close();
+    await host.close();
   }
 }
 

@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { resolveConfig, type ConfigOverrides, type HostConfig } from './config.js';
 import { createHttpApp } from './http/app.js';
@@ -13,6 +14,14 @@ import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
 import { Store } from './store/store.js';
+import { AppendLog } from './store/append-log.js';
+import {
+  createModerationService,
+  logKeyOf,
+  type LogKey,
+  type ModerationLogEntry,
+  type ModerationService,
+} from './services/moderation.js';
 import { USERS, UsersRepo } from './store/users.js';
 
 export interface HostServer {
@@ -30,6 +39,7 @@ export interface HostServer {
   readonly social: SocialService;
   readonly setup: SetupService;
   readonly invites: InvitesService;
+  readonly moderation: ModerationService;
   readonly hub: SocketHub;
   readonly socket: SocketServer;
   /** The port socket clients are told to use (the HTTP port unless a separate one is configured). */
@@ -56,8 +66,11 @@ export interface HostCore {
   social: SocialService;
   setup: SetupService;
   invites: InvitesService;
+  moderation: ModerationService;
   hub: SocketHub;
   events: HostEvents;
+  /** Closes the data folder (log and store). */
+  close(): Promise<void>;
   /** Set once the HTTP server listens; used for the host's own URLs. */
   setPort(port: number): void;
   port(): number;
@@ -77,7 +90,18 @@ export async function openHost(
     fsync: config.fsync,
     clock: () => clock.now(),
   });
+  let modLog: AppendLog<ModerationLogEntry, LogKey> | null = null;
   try {
+    const latestByTarget = new Map<string, ModerationLogEntry>();
+    modLog = await AppendLog.open<ModerationLogEntry, LogKey>(
+      join(config.dataDir, 'moderation-log.jsonl'),
+      logKeyOf,
+      {
+        fsync: config.fsync,
+        onEntry: (entry) => latestByTarget.set(entry.targetUserId, entry),
+      },
+    );
+    const moderationLog = modLog;
     const users = new UsersRepo(store);
     const events = new HostEvents();
     const hub = new SocketHub();
@@ -101,6 +125,9 @@ export async function openHost(
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
     const invites = createInvitesService({ ...deps, notifier: hub });
+    const moderation = createModerationService({ ...deps, log: moderationLog });
+    const recovered = await moderation.recover(latestByTarget);
+    if (recovered > 0) log.info({ recovered }, 'finished moderation actions interrupted by a crash');
     await setup.init();
     return {
       config,
@@ -111,14 +138,20 @@ export async function openHost(
       social,
       setup,
       invites,
+      moderation,
       hub,
       events,
+      async close() {
+        await moderationLog.close();
+        await store.close();
+      },
       setPort: (value) => {
         port = value;
       },
       port: () => port,
     };
   } catch (error) {
+    await modLog?.close();
     await store.close();
     throw error;
   }
@@ -130,7 +163,7 @@ export async function createServer(
   options: HostOptions = {},
 ): Promise<HostServer> {
   const core = await openHost(overrides, options);
-  const { config, log, store, users, accounts, social, setup, invites, hub, events } = core;
+  const { config, log, store, users, accounts, social, setup, invites, moderation, hub, events } = core;
   let http: Server | null = null;
   let socketHttp: Server | null = null;
   let socketPort = config.socket.port ?? config.port;
@@ -142,6 +175,7 @@ export async function createServer(
       social,
       setup,
       invites,
+      moderation,
       users,
       socketPort: () => socketPort,
     });
@@ -185,6 +219,7 @@ export async function createServer(
       social,
       setup,
       invites,
+      moderation,
       hub,
       socket,
       socketPort,
@@ -199,7 +234,7 @@ export async function createServer(
               s.closeAllConnections();
             });
           }
-          await store.close();
+          await core.close();
         })();
         return closing;
       },
@@ -207,7 +242,7 @@ export async function createServer(
   } catch (error) {
     http?.close();
     socketHttp?.close();
-    await store.close();
+    await core.close();
     throw error;
   }
 }

@@ -11,12 +11,14 @@ import type { HostConfig } from '../config.js';
 import type { AccountsService } from '../services/accounts.js';
 import type { SetupService } from '../services/setup.js';
 import type { InvitesService } from '../services/invites.js';
+import type { ModerationService } from '../services/moderation.js';
 import type { SocialService } from '../services/social.js';
 import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
 import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
 import { inviteRoutes } from './routes/invites.js';
+import { moderationRoutes } from './routes/moderation.js';
 import { setupRoutes } from './routes/setup.js';
 
 export interface HttpDeps {
@@ -26,6 +28,7 @@ export interface HttpDeps {
   social: SocialService;
   setup: SetupService;
   invites: InvitesService;
+  moderation: ModerationService;
   users: UsersRepo;
   socketPort: () => number;
 }
@@ -81,6 +84,7 @@ export function createHttpApp(deps: HttpDeps): Koa {
   setupRoutes(api, deps);
   infoRoutes(api, deps);
   inviteRoutes(api, deps);
+  moderationRoutes(api, deps);
   app.use(api.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));

@@ -175,3 +175,66 @@ export const UpdateInviteRequestRequest = AuthRequest.extend({
   requestId: z.string().min(1).max(200),
   state: z.enum(['seen', 'answered', 'dismissed']),
 });
+
+export const BADGE_NAME_MAX = 32;
+export const BADGES_MAX = 50;
+export const MOD_REASON_MAX = 200;
+export const MOD_DESCRIPTION_MAX = 2000;
+/** HypernexSharp reads BanEnd as a 32-bit int: no ban may end later than this. */
+export const TIME_END_MAX = 2_147_483_647;
+
+/** Trims and lowercases a badge name; returns the reason it is not acceptable, or the name. */
+export function normaliseBadge(name: string): { badge: string } | { problem: string } {
+  const badge = name.trim().toLowerCase();
+  if (badge.length === 0) return { problem: 'must not be empty' };
+  if (badge.length > BADGE_NAME_MAX) return { problem: `must be at most ${BADGE_NAME_MAX} characters` };
+  if (!/^[\p{L}\p{N} ._-]+$/u.test(badge))
+    return { problem: 'may use letters, digits, spaces, dot, dash, underscore' };
+  return { badge };
+}
+
+export const MODERATION_ACTIONS = [
+  'addbadge',
+  'removebadge',
+  'setrank',
+  'warnuser',
+  'unwarnuser',
+  'banuser',
+  'unbanuser',
+  'deleteavatar',
+  'deleteworld',
+] as const;
+export type ModerationAction = (typeof MODERATION_ACTIONS)[number];
+
+export const ModerationRequest = AuthRequest.extend({
+  action: z.string().min(1).max(50),
+  targetUserId: id,
+});
+
+export const ModerationFields = {
+  addbadge: z.object({ badgeName: z.string().max(10_000) }),
+  removebadge: z.object({ badgeName: z.string().max(10_000) }),
+  setrank: z.object({ newRank: z.number() }),
+  warnuser: z.object({ warnReason: z.string().max(10_000), warnDescription: z.string().max(100_000) }),
+  unwarnuser: z.object({}),
+  banuser: z.object({
+    banReason: z.string().max(10_000),
+    banDescription: z.string().max(100_000),
+    timeEnd: z.number(),
+  }),
+  unbanuser: z.object({}),
+  deleteavatar: z.object({ avatarId: id }),
+  deleteworld: z.object({ worldId: id }),
+} as const;
+
+export const ModerationLogRequest = AuthRequest.extend({
+  targetUserId: id.optional(),
+  moderatorId: id.optional(),
+  action: z.enum(MODERATION_ACTIONS).optional(),
+  page: z.number().int().min(0).max(1_000_000).optional(),
+  itemsPerPage: z.number().int().min(1).max(200).optional(),
+});
+
+export const ModerationLookupRequest = AuthRequest.extend({
+  query: z.string().min(1).max(200),
+});

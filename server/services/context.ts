@@ -19,7 +19,7 @@ export function unixSeconds(clock: Clock): number {
 
 export interface Ids {
   /** `prefix_` + lowercase UUID v4, e.g. `user_3f0c…`. */
-  id(prefix: 'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver' | 'invreq'): string;
+  id(prefix: 'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver' | 'invreq' | 'modlog'): string;
   /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
   secret(): string;
 }

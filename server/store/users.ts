@@ -80,6 +80,11 @@ export class UsersRepo {
     return change;
   }
 
+  /** Sequence number of the user's last change (0 when unknown). */
+  seqOf(id: string): number {
+    return this.#collection.snapshot(id)?.seq ?? 0;
+  }
+
   /** Marks an in-place mutation of `user` for the next commit. */
   touch(user: StoredUser): Change {
     return this.#collection.touch(user.Id);

@@ -1,0 +1,281 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { HostState } from '../../server/protocol/host-bridge.js';
+import { startDesktopApp, type DesktopApp } from '../../main/desktop-app.js';
+import { HOST_SETTINGS_FILE_NAME } from '../../main/host-settings-file.js';
+import { HOST_CHANNELS, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
+import { fake, ipcEvent, type FakeBrowserWindow } from './fake-electron.js';
+
+vi.mock('electron', () => import('./fake-electron.js').then((m) => m.fakeElectronModule()));
+
+const SERVER_CONFIG = { uiDir: null, passwordHash: { memoryCost: 1024, timeCost: 1 }, fsync: false };
+
+let dir: string;
+let desktop: DesktopApp | null;
+
+async function launch(settings: Record<string, unknown> = {}): Promise<DesktopApp> {
+  await writeFile(
+    join(dir, HOST_SETTINGS_FILE_NAME),
+    JSON.stringify({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), ...settings }),
+  );
+  const app = await startDesktopApp({
+    userDataDir: dir,
+    preloadPath: '/app/preload.js',
+    serverConfig: SERVER_CONFIG,
+    logger: pino({ level: 'silent' }),
+  });
+  if (!app) throw new Error('expected the single-instance lock');
+  desktop = app;
+  return app;
+}
+
+function theWindow(): FakeBrowserWindow {
+  const window = fake.windows.at(-1);
+  if (!window) throw new Error('no window was created');
+  return window;
+}
+
+/** An IPC call as the app page in the window would make it. */
+function fromPage(window: FakeBrowserWindow): unknown {
+  return ipcEvent(window.webContents, window.webContents.url);
+}
+
+function occupyPort(): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createNetServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve({ server, port: typeof address === 'object' && address ? address.port : 0 });
+    });
+  });
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'hnx-desktop-'));
+  desktop = null;
+  fake.windows.length = 0;
+  fake.handlers.clear();
+  fake.app.removeAllListeners();
+  fake.app.quit.mockClear();
+  fake.dialog.showMessageBox.mockReset();
+  fake.shell.openExternal.mockClear();
+});
+
+afterEach(async () => {
+  await desktop?.shutdown();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('desktop app', () => {
+  it('starts the host, then opens one sandboxed window on the host URL', async () => {
+    const app = await launch();
+    const state = app.controller.state();
+    expect(state.running).toBe(true);
+    expect(fake.app.enableSandbox).toHaveBeenCalled();
+    const window = theWindow();
+    expect(fake.windows).toHaveLength(1);
+    expect(window.options.webPreferences).toMatchObject({
+      preload: '/app/preload.js',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+    });
+    expect(window.loaded).toEqual([`${state.url}/`]);
+    const res = await fetch(`${state.url}/api/v1/isInviteCodeRequired`);
+    expect(((await res.json()) as { success: boolean }).success).toBe(true);
+  });
+
+  it('answers the page with the host state, setup secret included', async () => {
+    const app = await launch();
+    const window = theWindow();
+    const state = (await fake.invoke(HOST_CHANNELS.getState, fromPage(window))) as HostState;
+    expect(state).toMatchObject({ running: true, url: app.controller.state().url, error: null });
+    expect(state.setupSecret).toBe(app.controller.server()?.setupSecret);
+    expect(state.setupSecret).not.toBeNull();
+  });
+
+  it('refuses IPC from another origin, another webContents, or a frameless sender', async () => {
+    await launch();
+    const window = theWindow();
+    const calls = [
+      ipcEvent(window.webContents, 'https://evil.example/'),
+      ipcEvent(window.webContents, 'http://127.0.0.1:1/'),
+      ipcEvent({ other: true }, window.webContents.url),
+      ipcEvent(window.webContents, null),
+    ];
+    for (const event of calls) {
+      await expect(fake.invoke(HOST_CHANNELS.getState, event)).rejects.toThrow('refused');
+      await expect(fake.invoke(HOST_CHANNELS.stop, event)).rejects.toThrow('refused');
+    }
+  });
+
+  it('keeps the window on the host origin', async () => {
+    await launch();
+    const contents = theWindow().webContents;
+    expect(contents.navigate('will-navigate', 'https://evil.example/')).toBe(true);
+    expect(fake.shell.openExternal).toHaveBeenCalledWith('https://evil.example/');
+    expect(contents.navigate('will-navigate', `${contents.url}#/uploads`)).toBe(false);
+    expect(contents.open('https://evil.example/')).toEqual({ action: 'deny' });
+  });
+
+  it('denies permission requests from the page', async () => {
+    await launch();
+    let granted: boolean | null = null;
+    fake.permissionRequestHandler?.(null, 'media', (value) => (granted = value), {
+      requestingUrl: theWindow().webContents.url,
+    });
+    expect(granted).toBe(false);
+  });
+
+  it('pushes state changes to the page and keeps obeying it while stopped', async () => {
+    await launch();
+    const window = theWindow();
+    const stopped = (await fake.invoke(HOST_CHANNELS.stop, fromPage(window))) as HostState;
+    expect(stopped.running).toBe(false);
+    expect(window.webContents.sent.at(-1)).toEqual({ channel: HOST_STATE_EVENT, args: [stopped] });
+
+    const started = (await fake.invoke(HOST_CHANNELS.start, fromPage(window))) as HostState;
+    expect(started.running).toBe(true);
+    expect(window.webContents.sent.at(-1)?.args[0]).toMatchObject({ running: true, url: started.url });
+  });
+
+  it('saves settings from the page, restarts the host and follows it to its new data folder', async () => {
+    const app = await launch();
+    const window = theWindow();
+    const otherData = join(dir, 'other-data');
+    const state = (await fake.invoke(HOST_CHANNELS.updateSettings, fromPage(window), {
+      dataDir: otherData,
+    })) as HostState;
+    expect(state).toMatchObject({ running: true, settings: { dataDir: otherData } });
+    expect(JSON.parse(await readFile(join(dir, HOST_SETTINGS_FILE_NAME), 'utf8'))).toMatchObject({
+      dataDir: otherData,
+    });
+    await nextTurn();
+    expect(window.loaded.at(-1)).toBe(`${state.url}/`);
+    expect(window.loaded).toHaveLength(2);
+    expect(app.controller.server()?.config.dataDir).toBe(otherData);
+  });
+
+  it('refuses bad settings from the page and keeps the saved file', async () => {
+    await launch();
+    const before = await readFile(join(dir, HOST_SETTINGS_FILE_NAME), 'utf8');
+    await expect(
+      fake.invoke(HOST_CHANNELS.updateSettings, fromPage(theWindow()), { dataDir: 'relative' }),
+    ).rejects.toThrow('absolute');
+    await expect(
+      fake.invoke(HOST_CHANNELS.updateSettings, fromPage(theWindow()), { port: 65536 }),
+    ).rejects.toThrow('port');
+    expect(await readFile(join(dir, HOST_SETTINGS_FILE_NAME), 'utf8')).toBe(before);
+  });
+
+  it('shows native notifications the page asks for', async () => {
+    await launch();
+    fake.notifications.length = 0;
+    await fake.invoke(HOST_CHANNELS.notify, fromPage(theWindow()), {
+      title: 'Invite request',
+      body: 'Ann asks to join',
+    });
+    expect(fake.notifications).toEqual([
+      { options: { title: 'Invite request', body: 'Ann asks to join' }, shown: true },
+    ]);
+  });
+
+  it('offers a free port when the saved one is busy, and saves the port it moved to', async () => {
+    const busy = await occupyPort();
+    try {
+      // Buttons are Retry, Use a free port, Quit.
+      fake.dialog.showMessageBox.mockResolvedValueOnce({ response: 1 });
+      const app = await launch({ port: busy.port });
+      const box = fake.dialog.showMessageBox.mock.calls[0]?.at(-1) as { detail: string; buttons: string[] };
+      expect(box.detail).toContain(`port ${busy.port} is in use`);
+      expect(box.buttons).toEqual(['Retry', 'Use a free port', 'Quit']);
+      const state = app.controller.state();
+      expect(state.running).toBe(true);
+      expect(state.settings.port).not.toBe(busy.port);
+      expect(state.url).toBe(`http://127.0.0.1:${state.settings.port}`);
+      const saved = JSON.parse(await readFile(join(dir, HOST_SETTINGS_FILE_NAME), 'utf8')) as {
+        port: number;
+      };
+      expect(saved.port).toBe(state.settings.port);
+      expect(theWindow().loaded).toEqual([`${state.url}/`]);
+    } finally {
+      busy.server.close();
+    }
+  });
+
+  it('quits without a window when the user gives up on a host that cannot start', async () => {
+    const busy = await occupyPort();
+    try {
+      fake.dialog.showMessageBox.mockResolvedValueOnce({ response: 2 });
+      await launch({ port: busy.port });
+      expect(fake.app.quit).toHaveBeenCalled();
+      expect(fake.windows).toHaveLength(0);
+    } finally {
+      busy.server.close();
+    }
+  });
+
+  it('offers to start a stopped host when the page cannot load, then reloads it', async () => {
+    const app = await launch();
+    const window = theWindow();
+    await fake.invoke(HOST_CHANNELS.stop, fromPage(window));
+    fake.dialog.showMessageBox.mockResolvedValueOnce({ response: 0 });
+    // What a reload of the page gets from a stopped host.
+    window.webContents.emit(
+      'did-fail-load',
+      {},
+      -102,
+      'ERR_CONNECTION_REFUSED',
+      window.webContents.url,
+      true,
+    );
+    await vi.waitFor(() => expect(window.loaded).toHaveLength(2));
+    expect(fake.dialog.showMessageBox).toHaveBeenCalledOnce();
+    expect(app.controller.state().running).toBe(true);
+    expect(window.loaded.at(-1)).toBe(`${app.controller.state().url}/`);
+  });
+
+  it('ignores aborted loads and subframe failures', async () => {
+    await launch();
+    const contents = theWindow().webContents;
+    contents.emit('did-fail-load', {}, -3, 'ERR_ABORTED', contents.url, true);
+    contents.emit('did-fail-load', {}, -102, 'ERR_CONNECTION_REFUSED', 'https://x.example/', false);
+    await nextTurn();
+    expect(fake.dialog.showMessageBox).not.toHaveBeenCalled();
+  });
+
+  it('opens the data folder, creating it if needed', async () => {
+    const otherData = join(dir, 'not-yet');
+    await launch();
+    await fake.invoke(HOST_CHANNELS.updateSettings, fromPage(theWindow()), { dataDir: otherData });
+    await nextTurn();
+    await fake.invoke(HOST_CHANNELS.openDataFolder, fromPage(theWindow()));
+    expect(fake.shell.openPath).toHaveBeenLastCalledWith(otherData);
+  });
+
+  it('closes the host before quitting', async () => {
+    const app = await launch();
+    const url = app.controller.state().url;
+    const event = { preventDefault: vi.fn() };
+    fake.app.emit('will-quit', event);
+    expect(event.preventDefault).toHaveBeenCalled();
+    await app.shutdown();
+    await nextTurn();
+    expect(fake.app.quit).toHaveBeenCalled();
+    await expect(fetch(`${url}/api/v1/isInviteCodeRequired`)).rejects.toThrow();
+    expect(fake.handlers.size).toBe(0);
+  });
+
+  it('steps aside when another instance holds the lock', async () => {
+    fake.app.requestSingleInstanceLock.mockReturnValueOnce(false);
+    await expect(startDesktopApp({ userDataDir: dir })).resolves.toBeNull();
+    expect(fake.app.quit).toHaveBeenCalled();
+    expect(fake.windows).toHaveLength(0);
+  });
+});

@@ -77,7 +77,7 @@ export default tseslint.config(
               message: 'the renderer may import only server/protocol from the server',
             },
             {
-              regex: '^\\.\\./(?!\\.\\./)(?!shared/)[^/]+/',
+              regex: '^\\.\\./(?!\\.\\./)(?!shared/|server/protocol/)[^/]+/',
               message: 'features do not import each other; share through renderer/shared',
             },
           ],

@@ -1,0 +1,225 @@
+import { useCallback, useEffect, useState } from 'react';
+import { ErrorCode } from '../server/protocol/errors.js';
+import type { BanStatusDto, PrivateUserDto, WarnStatusDto } from '../server/protocol/types.js';
+import type { SignedIn } from './features/account/account-api.js';
+import { AccountLayout } from './features/account/account-layout.js';
+import { AuthScreen } from './features/account/auth-screen.js';
+import { BannedScreen } from './features/account/banned-screen.js';
+import { OwnerSetupScreen, type SecretSource } from './features/account/owner-setup-screen.js';
+import { WarnedNotice } from './features/account/warned-notice.js';
+import { ApiError, call, describeError } from './shared/api-client.js';
+import { hostState } from './shared/host-bridge.js';
+import {
+  endSession,
+  forgetStoredSession,
+  restoreSession,
+  SESSION_STORAGE_KEY,
+  SessionContext,
+  type Session,
+  type SessionValue,
+} from './shared/session.js';
+import { Spinner } from './shared/ui.js';
+import { Shell } from './shell.js';
+
+type Phase =
+  | { kind: 'loading' }
+  | { kind: 'unreachable'; message: string }
+  | { kind: 'setup' }
+  | { kind: 'signedOut'; notice: string | null }
+  | { kind: 'banned'; ban: BanStatusDto; username: string }
+  | { kind: 'signedIn'; session: Session; user: PrivateUserDto; warning: WarnStatusDto | null };
+
+interface SetupInfo {
+  needed: boolean;
+  secret: string;
+  source: SecretSource;
+}
+
+const SESSION_ENDED =
+  'Your session has ended: you signed out elsewhere, it expired, or a moderator restricted the account. Sign in again.';
+
+const TITLES: Record<Phase['kind'], string> = {
+  loading: 'Hypernex Companion',
+  unreachable: 'Host unreachable · Hypernex Companion',
+  setup: 'Set up · Hypernex Companion',
+  signedOut: 'Sign in · Hypernex Companion',
+  banned: 'Banned · Hypernex Companion',
+  signedIn: 'Hypernex Companion',
+};
+
+/** `linkSecret`: the setup secret from a `#setup=` link, already removed from the address bar. */
+export function App({ linkSecret }: { linkSecret: string }) {
+  const [phase, setPhase] = useState<Phase>({ kind: 'loading' });
+  const [setup, setSetup] = useState<SetupInfo>({ needed: false, secret: '', source: null });
+  const [bootCount, setBootCount] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    void boot(linkSecret).then((outcome) => {
+      if (!live) return;
+      setSetup(outcome.setup);
+      setPhase(outcome.phase);
+    });
+    return () => {
+      live = false;
+    };
+  }, [linkSecret, bootCount]);
+
+  useEffect(() => {
+    document.title = TITLES[phase.kind];
+  }, [phase.kind]);
+
+  const signedInSession = phase.kind === 'signedIn' ? phase.session : null;
+
+  // Another tab signing out (or in) changes the shared localStorage; follow it rather than act on a dead token.
+  useEffect(() => {
+    const onStorage = (event: StorageEvent): void => {
+      if (event.key !== SESSION_STORAGE_KEY && event.key !== null) return;
+      if (signedInSession && event.newValue === null) {
+        setPhase({ kind: 'signedOut', notice: 'You signed out in another window.' });
+      } else if (!signedInSession && event.newValue !== null) {
+        setBootCount((n) => n + 1);
+      }
+    };
+    window.addEventListener('storage', onStorage);
+    return () => window.removeEventListener('storage', onStorage);
+  }, [signedInSession]);
+
+  const onSignedIn = useCallback((signedIn: SignedIn) => {
+    setSetup((s) => ({ ...s, needed: false }));
+    setPhase({ kind: 'signedIn', ...signedIn });
+  }, []);
+  const onBanned = useCallback((ban: BanStatusDto, username: string) => {
+    setPhase({ kind: 'banned', ban, username });
+  }, []);
+  const toSignIn = useCallback(() => setPhase({ kind: 'signedOut', notice: null }), []);
+
+  switch (phase.kind) {
+    case 'loading':
+      return (
+        <main className="center-page">
+          <Spinner label="Connecting to the host…" />
+        </main>
+      );
+    case 'unreachable':
+      return (
+        <AccountLayout>
+          <h1 className="form-title">Can&apos;t reach the host</h1>
+          <p className="form-intro">{phase.message}</p>
+          <button
+            type="button"
+            className="button primary block"
+            onClick={() => {
+              setPhase({ kind: 'loading' });
+              setBootCount((n) => n + 1);
+            }}
+          >
+            Try again
+          </button>
+        </AccountLayout>
+      );
+    case 'setup':
+      return (
+        <OwnerSetupScreen
+          initialSecret={setup.secret}
+          secretSource={setup.source}
+          onSignedIn={onSignedIn}
+          onSkip={toSignIn}
+        />
+      );
+    case 'signedOut':
+      return (
+        <AuthScreen
+          notice={phase.notice}
+          onSignedIn={onSignedIn}
+          onBanned={onBanned}
+          onOpenSetup={setup.needed ? () => setPhase({ kind: 'setup' }) : undefined}
+        />
+      );
+    case 'banned':
+      return <BannedScreen ban={phase.ban} username={phase.username} onBack={toSignIn} />;
+    case 'signedIn':
+      return <SignedInApp phase={phase} setPhase={setPhase} />;
+  }
+}
+
+function SignedInApp({
+  phase,
+  setPhase,
+}: {
+  phase: Extract<Phase, { kind: 'signedIn' }>;
+  setPhase: (update: Phase | ((old: Phase) => Phase)) => void;
+}) {
+  const { session, user, warning } = phase;
+
+  const value: SessionValue = {
+    session,
+    user,
+    setUser(update) {
+      setPhase((old) => (old.kind === 'signedIn' ? { ...old, user: update(old.user) } : old));
+    },
+    async authedCall<R extends object>(path: string, body: object = {}): Promise<R> {
+      try {
+        return await call<R>(path, { ...body, userid: session.userid, tokenContent: session.tokenContent });
+      } catch (error) {
+        if (error instanceof ApiError && error.code === ErrorCode.INVALID_TOKEN) {
+          forgetStoredSession();
+          setPhase({ kind: 'signedOut', notice: SESSION_ENDED });
+        }
+        throw error;
+      }
+    },
+    async signOut() {
+      await endSession(session);
+      setPhase({ kind: 'signedOut', notice: null });
+    },
+  };
+
+  return (
+    <SessionContext value={value}>
+      <Shell />
+      {warning ? (
+        <WarnedNotice
+          warning={warning}
+          onClose={() => setPhase((old) => (old.kind === 'signedIn' ? { ...old, warning: null } : old))}
+        />
+      ) : null}
+    </SessionContext>
+  );
+}
+
+/** Decides the first screen: a still-valid saved session wins, then owner setup if the host has none. */
+async function boot(linkSecret: string): Promise<{ phase: Phase; setup: SetupInfo }> {
+  const noSetup: SetupInfo = { needed: false, secret: '', source: null };
+  try {
+    const [{ needsOwnerSetup }, restored] = await Promise.all([
+      call<{ needsOwnerSetup: boolean }>('setupStatus'),
+      restoreSession(),
+    ]);
+    let setup = noSetup;
+    if (needsOwnerSetup) {
+      const desktopSecret = linkSecret ? null : ((await hostState())?.setupSecret ?? null);
+      setup = linkSecret
+        ? { needed: true, secret: linkSecret, source: 'link' }
+        : desktopSecret
+          ? { needed: true, secret: desktopSecret, source: 'desktop' }
+          : { needed: true, secret: '', source: null };
+    }
+    if (restored.kind === 'restored') {
+      return {
+        phase: { kind: 'signedIn', session: restored.session, user: restored.user, warning: null },
+        setup,
+      };
+    }
+    if (needsOwnerSetup) return { phase: { kind: 'setup' }, setup };
+    const notice =
+      restored.kind === 'expired'
+        ? 'Your saved session is no longer valid. Sign in again.'
+        : linkSecret
+          ? 'This host already has an owner, so the setup link is spent. Sign in instead.'
+          : null;
+    return { phase: { kind: 'signedOut', notice }, setup };
+  } catch (error) {
+    return { phase: { kind: 'unreachable', message: describeError(error) }, setup: noSetup };
+  }
+}

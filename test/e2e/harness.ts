@@ -1,0 +1,155 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Page,
+} from 'playwright-core';
+import { expect } from 'vitest';
+import { createServer, type HostServer } from '../../server/host.js';
+
+/** The built UI the server serves; the e2e tests exercise exactly what ships. */
+export const UI_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+
+export const OWNER = { username: 'HostOwner', email: 'owner@example.test', password: 'Owner#Pass1' };
+
+export function requireBuiltUi(): void {
+  if (!existsSync(join(UI_DIR, 'index.html'))) {
+    throw new Error(`The built UI is missing (${join(UI_DIR, 'index.html')}). Run \`npm run build\` first.`);
+  }
+}
+
+export function requireChromium(): void {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}. Install it with \`apt-get install -y chromium\` ` +
+        '(Debian/Ubuntu, as root) and run the tests again.',
+    );
+  }
+}
+
+export interface Host {
+  server: HostServer;
+  stop(): Promise<void>;
+}
+
+/** A real host on a free port over a fresh temp data folder, serving the built UI. */
+export async function startHost(): Promise<Host> {
+  requireBuiltUi();
+  const dataDir = await mkdtemp(join(tmpdir(), 'hypernex-e2e-'));
+  const server = await createServer({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    uiDir: UI_DIR,
+    // Cheap hashing: the tests are about the UI, not the hash cost.
+    passwordHash: { memoryCost: 1024, timeCost: 1, concurrency: 2 },
+  });
+  return {
+    server,
+    async stop() {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A host whose owner exists already, created through the same setup path the UI uses. */
+export async function startHostWithOwner(): Promise<Host> {
+  const host = await startHost();
+  const secret = host.server.setupSecret;
+  if (!secret) throw new Error('a fresh host should need owner setup');
+  await host.server.setup.setupOwner({ setupSecret: secret, ...OWNER });
+  return host;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  requireChromium();
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+export interface Tab {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors, uncaught exceptions and CSP violations seen so far: every test expects none. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh browser profile (empty localStorage) with one page that records anything going wrong. */
+export async function openTab(browser: Browser, options: BrowserContextOptions = {}): Promise<Tab> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 820 },
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    ...options,
+  });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return {
+    context,
+    page,
+    problems,
+    close: () => context.close(),
+  };
+}
+
+export function expectNoProblems(tab: Tab): void {
+  expect(tab.problems).toEqual([]);
+}
+
+export async function signIn(page: Page, username: string, password: string): Promise<void> {
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByLabel('Username', { exact: true }).fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.locator('form').getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+export async function expectSignedInAs(page: Page, username: string, rank: string): Promise<void> {
+  const name = page.getByTestId('signed-in-username');
+  await name.waitFor();
+  expect(await name.textContent()).toBe(username);
+  expect(await page.getByTestId('signed-in-rank').textContent()).toBe(rank);
+}
+
+export async function storedSession(page: Page): Promise<{ userid: string; tokenContent: string } | null> {
+  const raw = await page.evaluate(() => localStorage.getItem('hypernex-companion.session'));
+  return raw === null ? null : (JSON.parse(raw) as { userid: string; tokenContent: string });
+}
+
+/** Asks the host directly, bypassing the UI, whether a token still works. */
+export async function isTokenValid(baseUrl: string, userid: string, tokenContent: string): Promise<boolean> {
+  const response = await fetch(`${baseUrl}/api/v1/isValidToken`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ userid, tokenContent }),
+  });
+  const body = (await response.json()) as { result?: { isValidToken?: boolean } };
+  return body.result?.isValidToken === true;
+}
+
+/** True when nothing on the page is wider than the viewport (no sideways scrolling on phones). */
+export async function fitsViewport(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { formatRelative, isEffectivelyForever } from '../../renderer/shared/time.js';
+
+describe('renderer time formatting', () => {
+  const now = Date.UTC(2030, 0, 1, 12, 0, 0);
+  const at = (seconds: number) => now / 1000 + seconds;
+
+  it('rounds an end just under an hour away to "in 1 hour", as people say it', () => {
+    expect(formatRelative(at(3599), now)).toBe('in 1 hour');
+    expect(formatRelative(at(3600), now)).toBe('in 1 hour');
+  });
+
+  it('uses minutes, days and past tense where they fit', () => {
+    expect(formatRelative(at(10 * 60), now)).toBe('in 10 minutes');
+    expect(formatRelative(at(3 * 86400), now)).toBe('in 3 days');
+    expect(formatRelative(at(-2 * 3600), now)).toBe('2 hours ago');
+  });
+
+  it('treats a ban ending in a century as having no end date', () => {
+    expect(isEffectivelyForever(at(100 * 365 * 86400), now)).toBe(true);
+    expect(isEffectivelyForever(at(365 * 86400), now)).toBe(false);
+  });
+});

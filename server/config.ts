@@ -32,6 +32,16 @@ export interface HostConfig {
     /** Hashes running at once; the rest wait, so logins never starve the event loop or the fs threads. */
     concurrency: number;
   };
+  uploads: {
+    /** Largest upload in bytes, multipart or assembled from chunks (default 1000 MB, as the real server). */
+    maxFileBytes: number;
+    /** Largest decoded file sent as base64 in a JSON upload body. */
+    jsonUploadBytes: number;
+    /** Largest text field (e.g. avatarMeta) in a multipart upload. */
+    fieldBytes: number;
+    /** A chunk set untouched for this long is deleted. */
+    chunkSetTtlSeconds: number;
+  };
   socket: {
     /** A separate port for socket clients that need one; null serves the socket on the HTTP port. */
     port: number | null;
@@ -88,6 +98,12 @@ export function defaultConfig(): HostConfig {
     uiDir: null,
     logLevel: 'info',
     passwordHash: { memoryCost: 19_456, timeCost: 2, concurrency: 1 },
+    uploads: {
+      maxFileBytes: 1000 * 1_000_000,
+      jsonUploadBytes: 16 * 1024 * 1024,
+      fieldBytes: 1024 * 1024,
+      chunkSetTtlSeconds: 24 * 60 * 60,
+    },
     socket: {
       port: null,
       heartbeatMs: 10_000,
@@ -103,7 +119,8 @@ export function defaultConfig(): HostConfig {
   };
 }
 
-export type ConfigOverrides = Partial<Omit<HostConfig, 'passwordHash' | 'limits' | 'socket'>> & {
+export type ConfigOverrides = Partial<Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads'>> & {
+  uploads?: Partial<HostConfig['uploads']>;
   passwordHash?: Partial<HostConfig['passwordHash']>;
   limits?: Partial<HostConfig['limits']>;
   socket?: Partial<HostConfig['socket']>;
@@ -117,5 +134,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
     passwordHash: { ...base.passwordHash, ...overrides.passwordHash },
     limits: { ...base.limits, ...overrides.limits },
     socket: { ...base.socket, ...overrides.socket },
+    uploads: { ...base.uploads, ...overrides.uploads },
   };
 }

@@ -13,6 +13,7 @@ import { createInvitesService, INVITE_REQUESTS, type InvitesService } from './se
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
+import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
 import { Store } from './store/store.js';
 import { AppendLog } from './store/append-log.js';
 import {
@@ -40,6 +41,7 @@ export interface HostServer {
   readonly setup: SetupService;
   readonly invites: InvitesService;
   readonly moderation: ModerationService;
+  readonly uploads: UploadsService;
   readonly hub: SocketHub;
   readonly socket: SocketServer;
   /** The port socket clients are told to use (the HTTP port unless a separate one is configured). */
@@ -55,7 +57,7 @@ export interface HostOptions {
   logger?: Logger;
 }
 
-export const COLLECTIONS = [USERS, INVITE_REQUESTS];
+export const COLLECTIONS = [USERS, INVITE_REQUESTS, FILES, AVATARS, WORLDS];
 
 export interface HostCore {
   config: HostConfig;
@@ -67,6 +69,7 @@ export interface HostCore {
   setup: SetupService;
   invites: InvitesService;
   moderation: ModerationService;
+  uploads: UploadsService;
   hub: SocketHub;
   events: HostEvents;
   /** Closes the data folder (log and store). */
@@ -125,7 +128,19 @@ export async function openHost(
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
     const invites = createInvitesService({ ...deps, notifier: hub });
-    const moderation = createModerationService({ ...deps, log: moderationLog });
+    const uploads = createUploadsService({
+      ...deps,
+      log,
+      localHosts,
+      maxFileBytes: config.uploads.maxFileBytes,
+      chunkSetTtlSeconds: config.uploads.chunkSetTtlSeconds,
+    });
+    await uploads.init();
+    const moderation = createModerationService({
+      ...deps,
+      log: moderationLog,
+      content: { deleteAvatar: uploads.deleteAvatar, deleteWorld: uploads.deleteWorld },
+    });
     const recovered = await moderation.recover(latestByTarget);
     if (recovered > 0) log.info({ recovered }, 'finished moderation actions interrupted by a crash');
     await setup.init();
@@ -139,6 +154,7 @@ export async function openHost(
       setup,
       invites,
       moderation,
+      uploads,
       hub,
       events,
       async close() {
@@ -163,7 +179,8 @@ export async function createServer(
   options: HostOptions = {},
 ): Promise<HostServer> {
   const core = await openHost(overrides, options);
-  const { config, log, store, users, accounts, social, setup, invites, moderation, hub, events } = core;
+  const { config, log, store, users, accounts, social, setup, invites, moderation, uploads, hub, events } =
+    core;
   let http: Server | null = null;
   let socketHttp: Server | null = null;
   let socketPort = config.socket.port ?? config.port;
@@ -176,6 +193,7 @@ export async function createServer(
       setup,
       invites,
       moderation,
+      uploads,
       users,
       socketPort: () => socketPort,
     });
@@ -200,6 +218,14 @@ export async function createServer(
       socketPort = (only.address() as AddressInfo).port;
     }
     const socketServer = socketHttp;
+    const sweeper = setInterval(
+      () =>
+        void core.uploads
+          .sweepChunkSets()
+          .catch((error: unknown) => log.error({ err: error }, 'chunk sweep failed')),
+      Math.min(config.uploads.chunkSetTtlSeconds * 1000, 10 * 60 * 1000),
+    );
+    sweeper.unref();
     const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}`;
     log.info({ url, dataDir: config.dataDir, users: users.size }, 'host started');
@@ -220,6 +246,7 @@ export async function createServer(
       setup,
       invites,
       moderation,
+      uploads,
       hub,
       socket,
       socketPort,
@@ -227,6 +254,7 @@ export async function createServer(
       log,
       close() {
         closing ??= (async () => {
+          clearInterval(sweeper);
           await socket.close();
           for (const s of socketServer ? [server, socketServer] : [server]) {
             await new Promise<void>((resolve) => {

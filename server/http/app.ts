@@ -12,6 +12,7 @@ import type { AccountsService } from '../services/accounts.js';
 import type { SetupService } from '../services/setup.js';
 import type { InvitesService } from '../services/invites.js';
 import type { ModerationService } from '../services/moderation.js';
+import type { UploadsService } from '../services/uploads.js';
 import type { SocialService } from '../services/social.js';
 import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
@@ -19,6 +20,8 @@ import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
 import { inviteRoutes } from './routes/invites.js';
 import { moderationRoutes } from './routes/moderation.js';
+import { fileRoutes } from './routes/files.js';
+import { uploadRoutes } from './routes/uploads.js';
 import { setupRoutes } from './routes/setup.js';
 
 export interface HttpDeps {
@@ -29,6 +32,7 @@ export interface HttpDeps {
   setup: SetupService;
   invites: InvitesService;
   moderation: ModerationService;
+  uploads: UploadsService;
   users: UsersRepo;
   socketPort: () => number;
 }
@@ -70,13 +74,19 @@ export function createHttpApp(deps: HttpDeps): Koa {
   // As the real server's cors(): any origin, no credentials, preflight answered 204.
   app.use(cors({ origin: '*', allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE' }));
   app.use(envelopeFunnel(deps.log));
+  const parseSmall = bodyParser({
+    enableTypes: ['json', 'form'],
+    jsonLimit: deps.config.limits.jsonBodyBytes,
+    formLimit: deps.config.limits.jsonBodyBytes,
+  });
+  const parseUpload = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024,
+  });
   app.use(async (ctx, next) => {
     if (!ctx.path.startsWith('/api/')) return next();
-    return bodyParser({
-      enableTypes: ['json', 'form'],
-      jsonLimit: deps.config.limits.jsonBodyBytes,
-      formLimit: deps.config.limits.jsonBodyBytes,
-    })(ctx, next);
+    // A JSON upload carries its file as base64: it gets its own, larger cap.
+    return (/^\/api\/v1\/upload\/?$/i.test(ctx.path) ? parseUpload : parseSmall)(ctx, next);
   });
 
   const api = new Router({ prefix: '/api/v1' });
@@ -85,6 +95,8 @@ export function createHttpApp(deps: HttpDeps): Koa {
   infoRoutes(api, deps);
   inviteRoutes(api, deps);
   moderationRoutes(api, deps);
+  uploadRoutes(api, deps);
+  fileRoutes(api, deps);
   app.use(api.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));

@@ -44,6 +44,8 @@ function classify(error: unknown): {
     };
   }
   const http = (error ?? {}) as HttpishError;
+  const multer = multerProblem(error);
+  if (multer) return { ...multer, unexpected: false };
   if (error instanceof SyntaxError && http.status === 400) {
     // co-body's JSON parse failure (also a JSON body that is not an object or array).
     return {
@@ -83,6 +85,51 @@ function classify(error: unknown): {
     message: 'Internal server error. The host logged the details.',
     unexpected: true,
   };
+}
+
+const MULTER_CODES: Record<string, { code: ErrorCode; message: string }> = {
+  LIMIT_FILE_SIZE: {
+    code: ErrorCode.FILE_TOO_LARGE,
+    message: 'Failed to upload file! It is larger than this host allows.',
+  },
+  LIMIT_UNEXPECTED_FILE: {
+    code: ErrorCode.UNEXPECTED_FILE_FIELD,
+    message: 'Invalid parameters! Send exactly one file, in a part named "file".',
+  },
+  LIMIT_FILE_COUNT: {
+    code: ErrorCode.UNEXPECTED_FILE_FIELD,
+    message: 'Invalid parameters! Send exactly one file.',
+  },
+  LIMIT_FIELD_VALUE: {
+    code: ErrorCode.BODY_TOO_LARGE,
+    message: 'Invalid parameters! A text field is too large.',
+  },
+};
+
+/** multer and busboy failures: limits, a wrongly named part, a malformed or cut-off body. */
+function multerProblem(error: unknown): { code: ErrorCode; message: string } | null {
+  if (!(error instanceof Error)) return null;
+  const { name, message } = error;
+  const code = (error as { code?: string }).code;
+  if (name === 'MulterError') {
+    return (
+      MULTER_CODES[code ?? ''] ?? {
+        code: ErrorCode.INVALID_MULTIPART,
+        message: `Invalid upload: ${message}.`,
+      }
+    );
+  }
+  if (
+    /^(Unexpected end of form|Malformed part header|Multipart: Boundary not found|Unexpected end of multipart data)/.test(
+      message,
+    )
+  ) {
+    return { code: ErrorCode.INVALID_MULTIPART, message: `Invalid upload: ${message}.` };
+  }
+  if (message === 'Request aborted' || message === 'Request closed') {
+    return { code: ErrorCode.INVALID_MULTIPART, message: 'The upload was interrupted.' };
+  }
+  return null;
 }
 
 /**

@@ -1,0 +1,252 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { ErrorCode } from '../../protocol/errors.js';
+import { Publicity, UploadType } from '../../protocol/enums.js';
+import { AuthRequest } from '../../protocol/schemas.js';
+import type { AvatarMetaDto, WorldMetaDto } from '../../protocol/uploads.js';
+import { AppError } from '../../errors.js';
+import type { AccountsService } from '../../services/accounts.js';
+import type { StoredFile, UploadsService } from '../../services/uploads.js';
+import type { StoredUser } from '../../store/users.js';
+import { parse, reply } from '../envelope.js';
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.mp4': 'video/mp4',
+  '.js': 'text/plain; charset=utf-8',
+  '.lua': 'text/plain; charset=utf-8',
+};
+
+/** Strips anything that is not ours to show, whatever was stored (the real server leaks asset Tokens). */
+function publicAvatar(meta: AvatarMetaDto): AvatarMetaDto {
+  const {
+    Id,
+    OwnerId,
+    Publicity: publicity,
+    Name,
+    Description,
+    Tags,
+    ImageURL,
+    Builds,
+    DateCreated,
+    DateUpdated,
+  } = meta;
+  return {
+    Id,
+    OwnerId,
+    Publicity: publicity,
+    Name,
+    Description,
+    Tags,
+    ImageURL,
+    Builds,
+    DateCreated,
+    DateUpdated,
+  };
+}
+function publicWorld(meta: WorldMetaDto): WorldMetaDto {
+  const {
+    Id,
+    OwnerId,
+    Publicity: publicity,
+    Name,
+    Description,
+    Tags,
+    ThumbnailURL,
+    IconURLs,
+    Builds,
+    DateCreated,
+    DateUpdated,
+  } = meta;
+  return {
+    Id,
+    OwnerId,
+    Publicity: publicity,
+    Name,
+    Description,
+    Tags,
+    ThumbnailURL,
+    IconURLs,
+    Builds,
+    DateCreated,
+    DateUpdated,
+  };
+}
+
+/** Byte range of a `Range: bytes=a-b` header, null for none, 'invalid' when it cannot be served. */
+function rangeOf(header: string, size: number): { start: number; end: number } | null | 'invalid' {
+  if (!header) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return 'invalid';
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return 'invalid';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'invalid';
+  return { start, end };
+}
+
+export function fileRoutes(
+  router: Router,
+  deps: { accounts: AccountsService; uploads: UploadsService },
+): void {
+  const { accounts, uploads } = deps;
+
+  /** The caller, when a request carries credentials in headers (for OwnerOnly downloads); never from the URL. */
+  function caller(ctx: Context): StoredUser | null {
+    const userId = ctx.get('x-hypernex-userid');
+    const token = ctx.get('x-hypernex-token');
+    if (!userId || !token) return null;
+    return accounts.authenticate(userId, token);
+  }
+
+  async function sendFile(ctx: Context, record: StoredFile, cache: 'public' | 'private'): Promise<void> {
+    const path = uploads.pathOf(record);
+    const info = await stat(path).catch(() => null);
+    if (!info) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+    const ext = record.FileName.slice(record.FileName.lastIndexOf('.')).toLowerCase();
+    ctx.set('Content-Disposition', `attachment; filename="${record.FileName}"`);
+    ctx.set('Accept-Ranges', 'bytes');
+    ctx.set('ETag', `"${record.Hash}"`);
+    ctx.set('Cache-Control', `${cache}, max-age=0, must-revalidate`);
+    ctx.type = CONTENT_TYPES[ext] ?? 'application/octet-stream';
+    if (ctx.get('if-none-match') === `"${record.Hash}"`) {
+      ctx.status = 304;
+      return;
+    }
+    const range = rangeOf(ctx.get('range'), info.size);
+    if (range === 'invalid') {
+      ctx.status = 416;
+      ctx.set('Content-Range', `bytes */${info.size}`);
+      ctx.type = 'application/json';
+      ctx.body = {
+        success: false,
+        message: 'Requested range not satisfiable',
+        result: { error: { code: ErrorCode.RANGE_NOT_SATISFIABLE } },
+      };
+      return;
+    }
+    if (range) {
+      ctx.status = 206;
+      ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${info.size}`);
+      ctx.length = range.end - range.start + 1;
+      ctx.body = createReadStream(path, { start: range.start, end: range.end });
+      return;
+    }
+    ctx.status = 200;
+    ctx.length = info.size;
+    ctx.body = createReadStream(path);
+  }
+
+  router.get('/file/:userid/:fileid', async (ctx) => {
+    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+    const me = caller(ctx);
+    const isOwner = me?.Id === record.UserId;
+    switch (record.UploadType) {
+      case UploadType.Media:
+        return sendFile(ctx, record, 'public');
+      case UploadType.ServerScript:
+        if (isOwner) return sendFile(ctx, record, 'private');
+        throw new AppError(ErrorCode.FORBIDDEN, 'Incorrect Endpoint for Getting File');
+      case UploadType.Avatar:
+      case UploadType.World: {
+        const build = uploads.buildOf(record.FileId);
+        const asset = build
+          ? build.kind === 'avatar'
+            ? uploads.avatar(build.id)
+            : uploads.world(build.id)
+          : undefined;
+        if (!asset) {
+          // A build file no avatar or world uses any more: only its owner may fetch it.
+          if (isOwner) return sendFile(ctx, record, 'private');
+          throw new AppError(
+            ErrorCode.CONTENT_NOT_FOUND,
+            record.UploadType === UploadType.Avatar
+              ? 'AvatarMeta does not exist!'
+              : 'WorldMeta does not exist!',
+          );
+        }
+        if (asset.Publicity === Publicity.Anyone) return sendFile(ctx, record, 'public');
+        if (isOwner) return sendFile(ctx, record, 'private');
+        throw new AppError(
+          ErrorCode.FORBIDDEN,
+          record.UploadType === UploadType.Avatar ? 'Failed to Authenticate FileToken' : 'Missing FileToken',
+        );
+      }
+      default:
+        throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+    }
+  });
+
+  router.get('/filemeta/:userid/:fileid', (ctx) => {
+    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get FileMeta!');
+    reply(ctx, 'Got FileMeta!', { FileMeta: uploads.uploadData(record) });
+  });
+
+  router.get('/meta/avatar/:id', (ctx) => {
+    const meta = uploads.avatar(ctx.params.id!);
+    if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get avatar meta!');
+    reply(ctx, 'Got avatar meta', { Meta: publicAvatar(meta) });
+  });
+
+  router.get('/meta/world/:id', (ctx) => {
+    const meta = uploads.world(ctx.params.id!);
+    if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get world meta!');
+    reply(ctx, 'Got world meta', { Meta: publicWorld(meta) });
+  });
+
+  router.post('/remove/avatar', async (ctx) => {
+    const input = parse(AuthRequest.extend({ avatarid: z.string().min(1).max(200) }), ctx.request.body);
+    const me = accounts.requireUser(input.userid, input.tokenContent);
+    await uploads.removeAsset(me, 'avatar', input.avatarid);
+    reply(ctx, 'Removed avatar!');
+  });
+
+  router.post('/remove/world', async (ctx) => {
+    const input = parse(AuthRequest.extend({ worldid: z.string().min(1).max(200) }), ctx.request.body);
+    const me = accounts.requireUser(input.userid, input.tokenContent);
+    await uploads.removeAsset(me, 'world', input.worldid);
+    reply(ctx, 'Removed world!');
+  });
+
+  router.post('/remove/file', async (ctx) => {
+    const input = parse(AuthRequest.extend({ fileid: z.string().min(1).max(200) }), ctx.request.body);
+    const me = accounts.requireUser(input.userid, input.tokenContent);
+    await uploads.removeFile(me, input.fileid);
+    reply(ctx, 'Deleted file!');
+  });
+
+  /** Your uploads, avatars and worlds with their per-platform builds (our addition, for creators' UIs). */
+  router.post('/getMyContent', (ctx) => {
+    const input = parse(AuthRequest, ctx.request.body);
+    const me = accounts.requireUser(input.userid, input.tokenContent);
+    reply(ctx, 'Got content', {
+      Uploads: uploads.filesOf(me.Id).map((f) => ({
+        ...uploads.uploadData(f),
+        OriginalName: f.OriginalName,
+        DateUploaded: f.DateUploaded,
+      })),
+      Avatars: me.Avatars.map((id) => uploads.avatar(id))
+        .filter((a): a is AvatarMetaDto => a !== undefined)
+        .map(publicAvatar),
+      Worlds: me.Worlds.map((id) => uploads.world(id))
+        .filter((w): w is WorldMetaDto => w !== undefined)
+        .map(publicWorld),
+    });
+  });
+}

@@ -1,0 +1,159 @@
+import { unlink } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type Router from '@koa/router';
+import multer from '@koa/multer';
+import type { Context, Next } from 'koa';
+import { z } from 'zod';
+import type { HostConfig } from '../../config.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AuthRequest } from '../../protocol/schemas.js';
+import { AppError } from '../../errors.js';
+import type { AccountsService } from '../../services/accounts.js';
+import { streamToFile, type TempFile, type UploadsService } from '../../services/uploads.js';
+import { parse, reply } from '../envelope.js';
+import { tempFileStorage } from '../upload-storage.js';
+
+interface UploadedPart {
+  path: string;
+  size: number;
+  hash: string;
+  originalname: string;
+}
+
+const JsonUpload = AuthRequest.extend({
+  file: z.object({ name: z.string().min(1).max(255), data: z.string() }),
+  avatarMeta: z.unknown().optional(),
+  worldMeta: z.unknown().optional(),
+});
+
+/** Room for the text fields and part headers around the file in a multipart body. */
+const MULTIPART_OVERHEAD = 2 * 1024 * 1024;
+
+export function uploadRoutes(
+  router: Router,
+  deps: { config: HostConfig; accounts: AccountsService; uploads: UploadsService },
+): void {
+  const { config, accounts, uploads } = deps;
+  const limits = config.uploads;
+
+  function credentials(fields: Record<string, unknown>) {
+    const userid = fields.userid;
+    const tokenContent = fields.tokenContent;
+    if (typeof userid !== 'string' || typeof tokenContent !== 'string') {
+      throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
+        ...(typeof userid !== 'string' && { userid: 'is required' }),
+        ...(typeof tokenContent !== 'string' && { tokenContent: 'is required' }),
+      });
+    }
+    return accounts.requireUser(userid, tokenContent);
+  }
+
+  const multipart = multer({
+    storage: tempFileStorage({
+      tempPath: uploads.tempPath,
+      admit(fields, originalName) {
+        // Credentials sent before the file are checked before a byte is stored.
+        if (fields.userid !== undefined || fields.tokenContent !== undefined) credentials(fields);
+        const type = fields.originalFileName;
+        uploads.typeOrThrow(typeof type === 'string' ? type : originalName);
+      },
+    }),
+    limits: { fileSize: limits.maxFileBytes, files: 1, fields: 20, fieldSize: limits.fieldBytes, parts: 24 },
+  }).single('file');
+
+  /** Refuses a body whose declared length is already too big before reading it, then hangs up. */
+  async function declaredSize(ctx: Context, next: Next): Promise<void> {
+    const length = Number(ctx.get('content-length'));
+    const max = ctx.is('multipart')
+      ? limits.maxFileBytes + MULTIPART_OVERHEAD
+      : limits.jsonUploadBytes * 1.4 + MULTIPART_OVERHEAD;
+    if (Number.isFinite(length) && length > max) {
+      ctx.set('Connection', 'close');
+      throw new AppError(
+        ErrorCode.FILE_TOO_LARGE,
+        `Failed to upload file! It is larger than this host allows (${limits.maxFileBytes} bytes).`,
+      );
+    }
+    await next();
+  }
+
+  async function withTemp(
+    ctx: Context,
+    work: (temp: TempFile, originalName: string, fields: Record<string, unknown>) => Promise<void>,
+  ) {
+    const part = (ctx as Context & { file?: UploadedPart }).file;
+    const fields = (ctx.request.body ?? {}) as Record<string, unknown>;
+    if (!part) {
+      throw new AppError(
+        ErrorCode.NO_FILE,
+        'Invalid parameters! No file: send it as a multipart part named "file".',
+        { file: 'is required' },
+      );
+    }
+    try {
+      await work({ path: part.path, size: part.size, hash: part.hash }, part.originalname, fields);
+    } finally {
+      // Anything not moved into place is removed; a missing file means it was.
+      await unlink(part.path).catch(() => undefined);
+    }
+  }
+
+  router.post(
+    '/upload',
+    declaredSize,
+    async (ctx, next) => {
+      if (ctx.is('multipart')) return multipart(ctx, next);
+      return next();
+    },
+    async (ctx) => {
+      if (!ctx.is('multipart')) {
+        const input = parse(JsonUpload, ctx.request.body);
+        const user = accounts.requireUser(input.userid, input.tokenContent);
+        uploads.typeOrThrow(input.file.name);
+        const bytes = Buffer.from(input.file.data, 'base64');
+        if (bytes.length > limits.jsonUploadBytes) {
+          throw new AppError(
+            ErrorCode.FILE_TOO_LARGE,
+            `Failed to upload file! JSON uploads are limited to ${limits.jsonUploadBytes} bytes; use multipart for larger files.`,
+          );
+        }
+        const temp = await streamToFile(Readable.from([bytes]), uploads.tempPath());
+        try {
+          const answer = await uploads.finish(user, temp, input.file.name, input);
+          return reply(ctx, answer.message, answer.result);
+        } finally {
+          await unlink(temp.path).catch(() => undefined);
+        }
+      }
+      await withTemp(ctx, async (temp, originalName, fields) => {
+        const user = credentials(fields);
+        const answer = await uploads.finish(user, temp, originalName, {
+          avatarMeta: fields.avatarMeta,
+          worldMeta: fields.worldMeta,
+        });
+        reply(ctx, answer.message, answer.result);
+      });
+    },
+  );
+
+  router.post('/uploadPart', declaredSize, multipart, async (ctx) => {
+    await withTemp(ctx, async (temp, _name, fields) => {
+      const user = credentials(fields);
+      const answer = await uploads.chunk(user, temp, {
+        chunkId: fields.chunkId,
+        chunkNumber: fields.chunkNumber,
+        amountOfChunks: fields.amountOfChunks,
+        originalFileName: fields.originalFileName,
+        avatarMeta: fields.avatarMeta,
+        worldMeta: fields.worldMeta,
+      });
+      reply(ctx, answer.message, answer.result as Record<string, unknown>);
+    });
+  });
+
+  router.post('/uploadPartStatus', (ctx) => {
+    const input = parse(AuthRequest.extend({ chunkId: z.string().max(100) }), ctx.request.body);
+    const user = accounts.requireUser(input.userid, input.tokenContent);
+    reply(ctx, 'Got chunk set', uploads.chunkStatus(user, input.chunkId));
+  });
+}

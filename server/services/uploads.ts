@@ -1,0 +1,843 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
+import { Publicity, Rank, UploadType } from '../protocol/enums.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { fieldErrorsOf } from '../protocol/schemas.js';
+import {
+  ALLOWED_EXTENSIONS,
+  AvatarMetaInput,
+  CHUNK_ID,
+  extensionOf,
+  uploadTypeOf,
+  WorldMetaInput,
+  type AvatarMetaDto,
+  type UploadDataDto,
+  type WorldMetaDto,
+} from '../protocol/uploads.js';
+import { AppError } from '../errors.js';
+import { readJsonFile, writeFileAtomic } from '../store/durable-file.js';
+import type { Change, Collection } from '../store/store.js';
+import type { StoredUser } from '../store/users.js';
+import { unixSeconds, type ServiceDeps } from './context.js';
+import { isUrlAllowed } from './urls.js';
+
+export const FILES = 'uploads';
+export const AVATARS = 'avatars';
+export const WORLDS = 'worlds';
+
+export interface StoredFile extends UploadDataDto {
+  OriginalName: string;
+  DateUploaded: number;
+}
+
+/** A finished upload waiting in the data folder's tmp/: streamed, hashed and fsynced, not yet placed. */
+export interface TempFile {
+  path: string;
+  size: number;
+  hash: string;
+}
+
+interface ChunkSet {
+  chunkId: string;
+  userId: string;
+  originalFileName: string;
+  amountOfChunks: number;
+  createdAt: number;
+  updatedAt: number;
+  /** chunk number -> size in bytes */
+  received: Record<string, number>;
+  avatarMeta?: unknown;
+  worldMeta?: unknown;
+}
+
+export interface UploadAnswer {
+  message: string;
+  result: { UploadData: UploadDataDto; AvatarId?: string; WorldId?: string };
+}
+
+export interface ChunkInput {
+  chunkId: unknown;
+  chunkNumber: unknown;
+  amountOfChunks: unknown;
+  originalFileName: unknown;
+  avatarMeta?: unknown;
+  worldMeta?: unknown;
+}
+
+const SAFE_CHUNK_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+function newChunkId(): string {
+  // 50 characters of 0-9A-Za-z as the reference; rejection sampling keeps it uniform.
+  let out = '';
+  while (out.length < 50) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && out.length < 50) out += SAFE_CHUNK_ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** Streams `source` into `path` computing MD5 on the way; fsyncs before returning. */
+export async function streamToFile(source: NodeJS.ReadableStream, path: string): Promise<TempFile> {
+  const md5 = createHash('md5');
+  let size = 0;
+  const hasher = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      md5.update(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(source, hasher, createWriteStream(path, { flags: 'wx' }));
+    await fsyncFile(path);
+  } catch (error) {
+    await unlink(path).catch(() => undefined);
+    throw error;
+  }
+  return { path, size, hash: md5.digest('hex') };
+}
+
+async function fsyncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseMeta(raw: unknown, field: 'avatarMeta' | 'worldMeta'): unknown {
+  if (typeof raw === 'string') {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      throw new AppError(ErrorCode.INVALID_META, `Failed to upload! ${field} is not valid JSON.`, {
+        [field]: 'is not valid JSON',
+      });
+    }
+  }
+  return raw;
+}
+
+/** Uploads, avatars and worlds (SPEC section 3): files on disk under files/, records in the store. */
+export function createUploadsService(
+  deps: Pick<ServiceDeps, 'config' | 'store' | 'users' | 'clock' | 'ids'> & {
+    log: Logger;
+    localHosts: () => string[];
+    maxFileBytes: number;
+    chunkSetTtlSeconds: number;
+  },
+) {
+  const { config, store, users, clock, ids, log } = deps;
+  const files: Collection<StoredFile> = store.collection<StoredFile>(FILES);
+  const avatars: Collection<AvatarMetaDto> = store.collection<AvatarMetaDto>(AVATARS);
+  const worlds: Collection<WorldMetaDto> = store.collection<WorldMetaDto>(WORLDS);
+  const filesDir = join(config.dataDir, 'files');
+  const tmpDir = join(config.dataDir, 'tmp');
+  const chunksDir = join(config.dataDir, 'chunks');
+  const chains = new Map<string, Promise<unknown>>();
+  const chunkSets = new Map<string, ChunkSet>();
+  /** build file id -> the avatar or world it belongs to */
+  const buildOf = new Map<string, { kind: 'avatar' | 'world'; id: string }>();
+  /** script file id -> worlds whose builds use it */
+  const scriptUsers = new Map<string, Set<string>>();
+
+  function indexAvatar(avatar: AvatarMetaDto): void {
+    for (const build of avatar.Builds) buildOf.set(build.FileId, { kind: 'avatar', id: avatar.Id });
+  }
+  function indexWorld(world: WorldMetaDto): void {
+    for (const build of world.Builds) {
+      buildOf.set(build.FileId, { kind: 'world', id: world.Id });
+      for (const url of build.ServerScripts) {
+        const fileId = fileIdOfUrl(url);
+        if (!fileId) continue;
+        let set = scriptUsers.get(fileId);
+        if (!set) scriptUsers.set(fileId, (set = new Set()));
+        set.add(world.Id);
+      }
+    }
+  }
+  function unindex(kind: 'avatar' | 'world', asset: AvatarMetaDto | WorldMetaDto): void {
+    for (const build of asset.Builds) {
+      if (buildOf.get(build.FileId)?.id === asset.Id) buildOf.delete(build.FileId);
+      if (kind === 'world') {
+        for (const url of (build as WorldMetaDto['Builds'][number]).ServerScripts) {
+          const fileId = fileIdOfUrl(url);
+          if (fileId) scriptUsers.get(fileId)?.delete(asset.Id);
+        }
+      }
+    }
+  }
+  for (const avatar of avatars.values()) indexAvatar(avatar);
+  for (const world of worlds.values()) indexWorld(world);
+
+  function fileIdOfUrl(url: string): string | null {
+    const last = url.split(/[?#]/)[0]!.split('/').filter(Boolean).pop();
+    return last && /^file_[0-9a-f-]{36}$/.test(last) ? last : null;
+  }
+
+  function pathOf(file: Pick<StoredFile, 'UserId' | 'FileName'>): string {
+    return join(filesDir, file.UserId, file.FileName);
+  }
+
+  function serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = chains.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    chains.set(key, next);
+    void next
+      .finally(() => {
+        if (chains.get(key) === next) chains.delete(key);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  function typeOrThrow(name: string): UploadType {
+    const type = uploadTypeOf(name);
+    if (type === null) {
+      throw new AppError(
+        ErrorCode.FILE_TYPE_NOT_ALLOWED,
+        `Failed to upload file! "${extensionOf(name) || 'no extension'}" files are not allowed; use ${ALLOWED_EXTENSIONS.join(' ')}.`,
+        { file: 'file type not allowed' },
+      );
+    }
+    return type;
+  }
+
+  const urlOptions = () => ({ allowedDomains: config.allowedDomains, localHosts: deps.localHosts() });
+
+  function checkUrls(
+    fields: Record<string, string>,
+    key: string,
+    value: string,
+    allowEmpty: boolean,
+    onlyLocal = false,
+  ) {
+    if (allowEmpty && value === '') return;
+    if (!isUrlAllowed(value, { ...urlOptions(), onlyLocal })) {
+      fields[key] = onlyLocal
+        ? 'must be a file URL on this host'
+        : `must be ${allowEmpty ? 'empty, ' : ''}on this host or on an allowed image domain (${config.allowedDomains.join(', ') || 'none'})`;
+    }
+  }
+
+  function validateAvatar(raw: unknown, user: StoredUser): AvatarMetaInput {
+    const parsed = AvatarMetaInput.safeParse(raw);
+    if (!parsed.success) throw invalidMeta('Avatar', 'avatarMeta', fieldErrorsOf(parsed.error));
+    const fields: Record<string, string> = {};
+    checkUrls(fields, 'avatarMeta.ImageURL', parsed.data.ImageURL, true);
+    if (Object.keys(fields).length > 0) throw invalidMeta('Avatar', '', fields);
+    checkOwnership('avatar', parsed.data.Id, user);
+    return parsed.data;
+  }
+
+  function validateWorld(raw: unknown, user: StoredUser): WorldMetaInput {
+    const parsed = WorldMetaInput.safeParse(raw);
+    if (!parsed.success) throw invalidMeta('World', 'worldMeta', fieldErrorsOf(parsed.error));
+    const fields: Record<string, string> = {};
+    checkUrls(fields, 'worldMeta.ThumbnailURL', parsed.data.ThumbnailURL, true);
+    parsed.data.IconURLs.forEach((url, i) => checkUrls(fields, `worldMeta.IconURLs.${i}`, url, false));
+    parsed.data.ServerScripts.forEach((url, i) =>
+      checkUrls(fields, `worldMeta.ServerScripts.${i}`, url, false, true),
+    );
+    if (Object.keys(fields).length > 0) throw invalidMeta('World', '', fields);
+    checkOwnership('world', parsed.data.Id, user);
+    return parsed.data;
+  }
+
+  function checkOwnership(kind: 'avatar' | 'world', id: string | undefined, user: StoredUser): void {
+    if (id === undefined || id === '') return;
+    const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
+    const label = kind === 'avatar' ? 'Avatar' : 'World';
+    if (!asset) {
+      throw new AppError(
+        ErrorCode.CONTENT_NOT_FOUND,
+        `Failed to upload ${label}! No ${kind} has the Id ${id}.`,
+        {
+          [`${kind}Meta.Id`]: `no ${kind} with this id`,
+        },
+      );
+    }
+    if (asset.OwnerId !== user.Id) {
+      throw new AppError(ErrorCode.NOT_OWNER, `Failed to upload ${label}! You do not own that ${kind}.`, {
+        [`${kind}Meta.Id`]: `belongs to someone else`,
+      });
+    }
+  }
+
+  function invalidMeta(label: string, prefix: string, fields: Record<string, string>): AppError {
+    const named = prefix
+      ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [`${prefix}.${k}`, v]))
+      : fields;
+    return new AppError(
+      ErrorCode.INVALID_META,
+      `Failed to upload ${label}! Check: ${Object.keys(named).join(', ')}.`,
+      named,
+    );
+  }
+
+  async function place(
+    user: StoredUser,
+    temp: TempFile,
+    originalName: string,
+    type: UploadType,
+  ): Promise<StoredFile> {
+    const fileId = ids.id('file');
+    const ext = extensionOf(originalName);
+    const record: StoredFile = {
+      UserId: user.Id,
+      FileId: fileId,
+      FileName: `${fileId}${ext}`,
+      UploadType: type,
+      FileType: type,
+      Key: `${user.Id}/${fileId}${ext}`,
+      Hash: temp.hash,
+      Size: temp.size,
+      OriginalName: originalName.split(/[\\/]/).pop()!.slice(0, 255),
+      DateUploaded: unixSeconds(clock),
+    };
+    await mkdir(join(filesDir, user.Id), { recursive: true });
+    await rename(temp.path, pathOf(record));
+    return record;
+  }
+
+  async function discardPlaced(record: StoredFile): Promise<void> {
+    await unlink(pathOf(record)).catch(() => undefined);
+  }
+
+  async function removeFiles(records: StoredFile[]): Promise<void> {
+    // Missing files are fine here (reference 10 #16): the record is what mattered.
+    await Promise.all(records.map((r) => unlink(pathOf(r)).catch(() => undefined)));
+  }
+
+  function uploadData(record: StoredFile): UploadDataDto {
+    return {
+      UserId: record.UserId,
+      FileId: record.FileId,
+      FileName: record.FileName,
+      UploadType: record.UploadType,
+      FileType: record.FileType,
+      Key: record.Key,
+      Hash: record.Hash,
+      Size: record.Size,
+    };
+  }
+
+  async function saveAvatar(user: StoredUser, meta: AvatarMetaInput, record: StoredFile): Promise<string> {
+    const now = unixSeconds(clock);
+    const changes: Change[] = [files.put(record.FileId, record)];
+    let replaced: StoredFile[] = [];
+    let avatar: AvatarMetaDto;
+    const existing = meta.Id ? avatars.get(meta.Id) : undefined;
+    if (existing) {
+      const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
+      replaced = old.map((b) => files.get(b.FileId)).filter((f): f is StoredFile => f !== undefined);
+      avatar = {
+        ...existing,
+        Publicity: meta.Publicity,
+        Name: meta.Name,
+        Description: meta.Description,
+        Tags: [...meta.Tags],
+        ImageURL: meta.ImageURL,
+        Builds: [
+          ...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform),
+          { FileId: record.FileId, BuildPlatform: meta.BuildPlatform },
+        ],
+        DateUpdated: now,
+      };
+      unindex('avatar', existing);
+    } else {
+      avatar = {
+        Id: ids.id('avatar'),
+        OwnerId: user.Id,
+        Publicity: meta.Publicity,
+        Name: meta.Name,
+        Description: meta.Description,
+        Tags: [...meta.Tags],
+        ImageURL: meta.ImageURL,
+        Builds: [{ FileId: record.FileId, BuildPlatform: meta.BuildPlatform }],
+        DateCreated: now,
+        DateUpdated: now,
+      };
+      user.Avatars = [...user.Avatars, avatar.Id];
+      changes.push(users.touch(user));
+    }
+    changes.push(avatars.put(avatar.Id, avatar));
+    for (const old of replaced) changes.push(files.remove(old.FileId));
+    indexAvatar(avatar);
+    await store.commit(changes);
+    await removeFiles(replaced);
+    return avatar.Id;
+  }
+
+  async function saveWorld(user: StoredUser, meta: WorldMetaInput, record: StoredFile): Promise<string> {
+    const now = unixSeconds(clock);
+    const changes: Change[] = [files.put(record.FileId, record)];
+    let replaced: StoredFile[] = [];
+    let world: WorldMetaDto;
+    const build = {
+      FileId: record.FileId,
+      BuildPlatform: meta.BuildPlatform,
+      ServerScripts: [...meta.ServerScripts],
+    };
+    const existing = meta.Id ? worlds.get(meta.Id) : undefined;
+    if (existing) {
+      const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
+      const keptScripts = new Set(
+        [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build]
+          .flatMap((b) => b.ServerScripts)
+          .map(fileIdOfUrl),
+      );
+      const doomedIds = old.flatMap((b) => [
+        b.FileId,
+        // The old build's scripts go too, unless a remaining build still uses them.
+        ...b.ServerScripts.map(fileIdOfUrl).filter((id): id is string => id !== null && !keptScripts.has(id)),
+      ]);
+      replaced = doomedIds
+        .map((id) => files.get(id))
+        .filter((f): f is StoredFile => f !== undefined && f.UserId === existing.OwnerId);
+      world = {
+        ...existing,
+        Publicity: meta.Publicity,
+        Name: meta.Name,
+        Description: meta.Description,
+        Tags: [...meta.Tags],
+        ThumbnailURL: meta.ThumbnailURL,
+        IconURLs: [...meta.IconURLs],
+        Builds: [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build],
+        DateUpdated: now,
+      };
+      unindex('world', existing);
+    } else {
+      world = {
+        Id: ids.id('world'),
+        OwnerId: user.Id,
+        Publicity: meta.Publicity,
+        Name: meta.Name,
+        Description: meta.Description,
+        Tags: [...meta.Tags],
+        ThumbnailURL: meta.ThumbnailURL,
+        IconURLs: [...meta.IconURLs],
+        Builds: [build],
+        DateCreated: now,
+        DateUpdated: now,
+      };
+      user.Worlds = [...user.Worlds, world.Id];
+      changes.push(users.touch(user));
+    }
+    changes.push(worlds.put(world.Id, world));
+    for (const old of replaced) changes.push(files.remove(old.FileId));
+    indexWorld(world);
+    await store.commit(changes);
+    await removeFiles(replaced);
+    return world.Id;
+  }
+
+  /** Places a finished temp file and applies its meta; everything or nothing is kept. */
+  async function finish(
+    user: StoredUser,
+    temp: TempFile,
+    originalName: string,
+    metas: { avatarMeta?: unknown; worldMeta?: unknown },
+  ): Promise<UploadAnswer> {
+    const type = typeOrThrow(originalName);
+    const avatarRaw =
+      metas.avatarMeta === undefined || metas.avatarMeta === ''
+        ? undefined
+        : parseMeta(metas.avatarMeta, 'avatarMeta');
+    const worldRaw =
+      metas.worldMeta === undefined || metas.worldMeta === ''
+        ? undefined
+        : parseMeta(metas.worldMeta, 'worldMeta');
+    if (avatarRaw !== undefined && type !== UploadType.Avatar) {
+      throw new AppError(
+        ErrorCode.META_TYPE_MISMATCH,
+        'Failed to upload Avatar! avatarMeta needs a .hna file.',
+        {
+          avatarMeta: 'only goes with a .hna file',
+        },
+      );
+    }
+    if (worldRaw !== undefined && type !== UploadType.World) {
+      throw new AppError(
+        ErrorCode.META_TYPE_MISMATCH,
+        'Failed to upload World! worldMeta needs a .hnw file.',
+        {
+          worldMeta: 'only goes with a .hnw file',
+        },
+      );
+    }
+    if (temp.size > deps.maxFileBytes) {
+      throw new AppError(
+        ErrorCode.FILE_TOO_LARGE,
+        `Failed to upload file! The file is over ${deps.maxFileBytes} bytes.`,
+      );
+    }
+    if (avatarRaw !== undefined) {
+      const first = validateAvatar(avatarRaw, user);
+      const key = first.Id ? first.Id : `new:${user.Id}`;
+      return serial(key, async () => {
+        // Validate again inside the lock: the avatar may have changed or gone while we waited.
+        const meta = validateAvatar(avatarRaw, user);
+        const record = await place(user, temp, originalName, type);
+        try {
+          const avatarId = await saveAvatar(user, meta, record);
+          return {
+            message: 'Uploaded Avatar!',
+            result: { UploadData: uploadData(record), AvatarId: avatarId },
+          };
+        } catch (error) {
+          await discardPlaced(record);
+          throw error;
+        }
+      });
+    }
+    if (worldRaw !== undefined) {
+      const first = validateWorld(worldRaw, user);
+      const key = first.Id ? first.Id : `new:${user.Id}`;
+      return serial(key, async () => {
+        const meta = validateWorld(worldRaw, user);
+        const record = await place(user, temp, originalName, type);
+        try {
+          const worldId = await saveWorld(user, meta, record);
+          return { message: 'Uploaded World!', result: { UploadData: uploadData(record), WorldId: worldId } };
+        } catch (error) {
+          await discardPlaced(record);
+          throw error;
+        }
+      });
+    }
+    const record = await place(user, temp, originalName, type);
+    try {
+      await store.commit([files.put(record.FileId, record)]);
+    } catch (error) {
+      await discardPlaced(record);
+      throw error;
+    }
+    return { message: 'Uploaded File!', result: { UploadData: uploadData(record) } };
+  }
+
+  async function deleteAsset(kind: 'avatar' | 'world', id: string): Promise<boolean> {
+    return serial(id, async () => {
+      const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
+      if (!asset) return false;
+      const owner = users.get(asset.OwnerId);
+      const scriptIds =
+        kind === 'world'
+          ? (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)).filter(
+              (fid): fid is string => fid !== null && (scriptUsers.get(fid)?.size ?? 0) <= 1,
+            )
+          : [];
+      const doomed = [...asset.Builds.map((b) => b.FileId), ...scriptIds]
+        .map((fid) => files.get(fid))
+        .filter((f): f is StoredFile => f !== undefined && f.UserId === asset.OwnerId);
+      const changes: Change[] = [kind === 'avatar' ? avatars.remove(id) : worlds.remove(id)];
+      for (const file of doomed) changes.push(files.remove(file.FileId));
+      if (owner) {
+        if (kind === 'avatar') owner.Avatars = owner.Avatars.filter((a) => a !== id);
+        else owner.Worlds = owner.Worlds.filter((w) => w !== id);
+        changes.push(users.touch(owner));
+      }
+      unindex(kind, asset);
+      await store.commit(changes);
+      await removeFiles(doomed);
+      return true;
+    });
+  }
+
+  function chunkSetExpired(set: ChunkSet): boolean {
+    return unixSeconds(clock) - set.updatedAt > deps.chunkSetTtlSeconds;
+  }
+
+  async function dropChunkSet(chunkId: string): Promise<void> {
+    chunkSets.delete(chunkId);
+    await rm(join(chunksDir, chunkId), { recursive: true, force: true });
+  }
+
+  function intField(value: unknown, name: string, min: number, max: number): number {
+    const text = typeof value === 'number' ? String(value) : value;
+    if (typeof text !== 'string' || !/^\d{1,9}$/.test(text)) {
+      throw new AppError(ErrorCode.INVALID_CHUNK, `Invalid parameters! ${name} must be a whole number.`, {
+        [name]: 'must be a whole number',
+      });
+    }
+    const n = Number(text);
+    if (n < min || n > max) {
+      throw new AppError(ErrorCode.INVALID_CHUNK, `Invalid parameters! ${name} must be ${min} to ${max}.`, {
+        [name]: `must be ${min} to ${max}`,
+      });
+    }
+    return n;
+  }
+
+  async function assemble(set: ChunkSet): Promise<TempFile> {
+    const temp = tempPath();
+    const parts = Array.from({ length: set.amountOfChunks }, (_, n) =>
+      join(chunksDir, set.chunkId, `${n}.part`),
+    );
+    async function* concat() {
+      for (const part of parts) yield* createReadStream(part);
+    }
+    const { Readable } = await import('node:stream');
+    return streamToFile(Readable.from(concat()), temp);
+  }
+
+  function tempPath(): string {
+    return join(tmpDir, `${randomBytes(16).toString('hex')}.part`);
+  }
+
+  return {
+    filesDir,
+    tmpDir,
+    tempPath,
+    typeOrThrow,
+    finish,
+
+    async init(): Promise<void> {
+      await rm(tmpDir, { recursive: true, force: true });
+      await mkdir(tmpDir, { recursive: true });
+      await mkdir(filesDir, { recursive: true });
+      await mkdir(chunksDir, { recursive: true });
+      // A crash between placing a file and committing its record leaves a file nobody knows: remove it.
+      let orphans = 0;
+      for (const userDir of await readdir(filesDir)) {
+        const dir = join(filesDir, userDir);
+        if (!(await stat(dir)).isDirectory()) continue;
+        for (const name of await readdir(dir)) {
+          const fileId = name.replace(/\.[^.]+$/, '');
+          const record = files.get(fileId);
+          if (!record || record.UserId !== userDir || record.FileName !== name) {
+            await unlink(join(dir, name)).catch(() => undefined);
+            orphans++;
+          }
+        }
+      }
+      if (orphans > 0)
+        log.warn({ orphans }, 'removed uploaded files that had no record (interrupted uploads)');
+      for (const chunkId of await readdir(chunksDir)) {
+        const set = CHUNK_ID.test(chunkId)
+          ? await readJsonFile<ChunkSet>(join(chunksDir, chunkId, 'meta.json')).catch(() => null)
+          : null;
+        if (!set || set.chunkId !== chunkId || chunkSetExpired(set)) await dropChunkSet(chunkId);
+        else chunkSets.set(chunkId, set);
+      }
+    },
+
+    /** Stores one chunk; the chunk that completes a set gets the whole upload answer. */
+    async chunk(
+      user: StoredUser,
+      temp: TempFile,
+      input: ChunkInput,
+    ): Promise<UploadAnswer | { message: string; result: Record<string, unknown> }> {
+      if (typeof input.originalFileName !== 'string' || input.originalFileName.length === 0) {
+        throw new AppError(
+          ErrorCode.INVALID_PARAMETERS,
+          'Invalid parameters! originalFileName is required.',
+          {
+            originalFileName: 'is required',
+          },
+        );
+      }
+      const originalFileName = input.originalFileName.slice(0, 255);
+      typeOrThrow(originalFileName);
+      const amount = intField(input.amountOfChunks, 'amountOfChunks', 1, 100_000);
+      const number = intField(input.chunkNumber, 'chunkNumber', 0, amount - 1);
+      let chunkId: string;
+      if (input.chunkId === undefined || input.chunkId === '') {
+        chunkId = newChunkId();
+        const now = unixSeconds(clock);
+        const set: ChunkSet = {
+          chunkId,
+          userId: user.Id,
+          originalFileName,
+          amountOfChunks: amount,
+          createdAt: now,
+          updatedAt: now,
+          received: {},
+        };
+        await mkdir(join(chunksDir, chunkId), { recursive: true });
+        chunkSets.set(chunkId, set);
+      } else if (typeof input.chunkId !== 'string' || !CHUNK_ID.test(input.chunkId)) {
+        throw new AppError(
+          ErrorCode.INVALID_CHUNK,
+          'Failed to upload chunk! chunkId is not one this host gave out.',
+          {
+            chunkId: 'not a valid chunk id',
+          },
+        );
+      } else {
+        chunkId = input.chunkId;
+      }
+      return serial(`chunk:${chunkId}`, async () => {
+        const set = chunkSets.get(chunkId);
+        if (!set || set.userId !== user.Id) {
+          throw new AppError(
+            ErrorCode.UNKNOWN_CHUNK_SET,
+            'Failed to upload chunk! Unknown or expired chunk set; start again with an empty chunkId.',
+            {
+              chunkId: 'unknown or expired',
+            },
+          );
+        }
+        if (chunkSetExpired(set)) {
+          await dropChunkSet(chunkId);
+          throw new AppError(
+            ErrorCode.UNKNOWN_CHUNK_SET,
+            'Failed to upload chunk! That chunk set expired; start again with an empty chunkId.',
+            {
+              chunkId: 'expired',
+            },
+          );
+        }
+        if (set.amountOfChunks !== amount || set.originalFileName !== originalFileName) {
+          throw new AppError(
+            ErrorCode.INVALID_CHUNK,
+            'Failed to upload chunk! amountOfChunks and originalFileName must match the first chunk.',
+          );
+        }
+        const others = Object.entries(set.received).reduce(
+          (sum, [n, size]) => (Number(n) === number ? sum : sum + size),
+          0,
+        );
+        if (others + temp.size > deps.maxFileBytes) {
+          await dropChunkSet(chunkId);
+          throw new AppError(
+            ErrorCode.FILE_TOO_LARGE,
+            `Failed to upload chunk! The file would be over ${deps.maxFileBytes} bytes.`,
+          );
+        }
+        await rename(temp.path, join(chunksDir, chunkId, `${number}.part`));
+        set.received[String(number)] = temp.size;
+        set.updatedAt = unixSeconds(clock);
+        if (input.avatarMeta !== undefined && input.avatarMeta !== '') set.avatarMeta = input.avatarMeta;
+        if (input.worldMeta !== undefined && input.worldMeta !== '') set.worldMeta = input.worldMeta;
+        const held = Object.keys(set.received).length;
+        if (held < set.amountOfChunks) {
+          await writeFileAtomic(join(chunksDir, chunkId, 'meta.json'), JSON.stringify(set), config.fsync);
+          const missing: number[] = [];
+          for (let n = 0; n < set.amountOfChunks && missing.length < 100; n++)
+            if (!(String(n) in set.received)) missing.push(n);
+          return {
+            message: 'Uploaded Chunk!',
+            result: { chunkNumber: number, chunkId, received: held, missingChunks: missing },
+          };
+        }
+        // Complete: assemble, then run the same path as a single upload. The set is spent either way.
+        try {
+          const whole = await assemble(set);
+          try {
+            return await finish(user, whole, set.originalFileName, {
+              avatarMeta: set.avatarMeta,
+              worldMeta: set.worldMeta,
+            });
+          } finally {
+            await unlink(whole.path).catch(() => undefined);
+          }
+        } finally {
+          await dropChunkSet(chunkId);
+        }
+      });
+    },
+
+    chunkStatus(user: StoredUser, chunkId: string) {
+      const set = chunkSets.get(chunkId);
+      if (!set || set.userId !== user.Id || chunkSetExpired(set)) {
+        throw new AppError(ErrorCode.UNKNOWN_CHUNK_SET, 'Unknown or expired chunk set.', {
+          chunkId: 'unknown or expired',
+        });
+      }
+      const received = Object.keys(set.received)
+        .map(Number)
+        .sort((a, b) => a - b);
+      return {
+        chunkId,
+        originalFileName: set.originalFileName,
+        amountOfChunks: set.amountOfChunks,
+        received,
+        receivedBytes: Object.values(set.received).reduce((a, b) => a + b, 0),
+        expiresAt: set.updatedAt + deps.chunkSetTtlSeconds,
+      };
+    },
+
+    /** Drops chunk sets nobody touched within the time limit. */
+    async sweepChunkSets(): Promise<number> {
+      let dropped = 0;
+      for (const set of [...chunkSets.values()]) {
+        if (chunkSetExpired(set)) {
+          await serial(`chunk:${set.chunkId}`, () => dropChunkSet(set.chunkId));
+          dropped++;
+        }
+      }
+      return dropped;
+    },
+
+    deleteAvatar: (id: string) => deleteAsset('avatar', id),
+    deleteWorld: (id: string) => deleteAsset('world', id),
+
+    /** remove/avatar and remove/world: the owner or a moderator. */
+    async removeAsset(caller: StoredUser, kind: 'avatar' | 'world', id: string): Promise<void> {
+      const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
+      const label = kind === 'avatar' ? 'avatar' : 'world';
+      if (!asset)
+        throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${label}! It does not exist.`);
+      if (asset.OwnerId !== caller.Id && caller.Rank < Rank.Moderator) {
+        throw new AppError(
+          ErrorCode.NOT_OWNER,
+          `Failed to remove ${label}! Only its owner or a moderator can.`,
+        );
+      }
+      if (!(await deleteAsset(kind, id)))
+        throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${label}!`);
+    },
+
+    /** remove/file: a media or script file of yours (or any, for a moderator) that no build uses. */
+    async removeFile(caller: StoredUser, fileId: string): Promise<void> {
+      const record = files.get(fileId);
+      if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to delete file! It does not exist.');
+      if (record.UserId !== caller.Id && caller.Rank < Rank.Moderator) {
+        throw new AppError(ErrorCode.NOT_OWNER, 'Failed to delete file! It is not yours.');
+      }
+      const build = buildOf.get(fileId);
+      if (build) {
+        throw new AppError(
+          ErrorCode.FILE_IN_USE,
+          `Failed to delete file! It is a build of ${build.kind} ${build.id}; remove the ${build.kind} instead.`,
+        );
+      }
+      if ((scriptUsers.get(fileId)?.size ?? 0) > 0) {
+        throw new AppError(
+          ErrorCode.FILE_IN_USE,
+          'Failed to delete file! A world build uses this server script.',
+        );
+      }
+      await serial(fileId, async () => {
+        await store.commit([files.remove(fileId)]);
+        await removeFiles([record]);
+      });
+    },
+
+    fileRecord(userId: string, fileId: string): StoredFile | undefined {
+      const record = files.get(fileId);
+      return record && record.UserId === userId ? record : undefined;
+    },
+    pathOf,
+    uploadData,
+    buildOf: (fileId: string) => buildOf.get(fileId),
+    avatar: (id: string) => avatars.get(id),
+    world: (id: string) => worlds.get(id),
+    filesOf(userId: string): StoredFile[] {
+      return [...files.values()]
+        .filter((f) => f.UserId === userId)
+        .sort((a, b) => b.DateUploaded - a.DateUploaded);
+    },
+    isPublic: (asset: { Publicity: number }) => asset.Publicity === Publicity.Anyone,
+  };
+}
+
+export type UploadsService = ReturnType<typeof createUploadsService>;

@@ -1,50 +1,44 @@
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Rank } from '../server/protocol/enums.js';
 import { AccountMenu } from './features/account/account-menu.js';
 import { AccountPage } from './features/account/account-page.js';
+import { FriendsPage } from './features/friends/friends-page.js';
+import { HostPage } from './features/host/host-page.js';
+import { InvitesPage } from './features/invites/invites-page.js';
+import { ModerationPage } from './features/moderation/moderation-page.js';
+import { UploadsPage } from './features/uploads/uploads-page.js';
+import { hostBridge } from './shared/host-bridge.js';
 import { useSession } from './shared/session.js';
 import { BrandMark } from './shared/ui.js';
 
-type SectionId = 'account' | 'uploads' | 'moderation' | 'invites' | 'host';
+type SectionId = 'account' | 'uploads' | 'moderation' | 'invites' | 'friends' | 'host';
 
 interface Section {
   id: SectionId;
   label: string;
-  /** What the section will do, for the honest "coming soon" placeholder. */
-  plan?: string;
+  render: () => ReactNode;
   minRank?: Rank;
+  /** Only in the desktop window, where the preload exposes the host controls. */
+  desktopOnly?: boolean;
 }
 
 const SECTIONS: Section[] = [
-  { id: 'account', label: 'Account' },
-  {
-    id: 'uploads',
-    label: 'Uploads',
-    plan: 'Upload avatars and worlds by drag and drop, follow progress, and manage your builds for each platform.',
-  },
-  {
-    id: 'moderation',
-    label: 'Moderation',
-    plan: 'Find a user by name or id, see their rank, badges, warnings and bans, act on them, and read the log.',
-    minRank: Rank.Moderator,
-  },
-  {
-    id: 'invites',
-    label: 'Invites',
-    plan: 'See invite requests arrive live, with who sent them and when, and answer or dismiss them.',
-  },
-  {
-    id: 'host',
-    label: 'Host',
-    plan: 'See the address to share on your network and which clients are connected right now.',
-  },
+  { id: 'account', label: 'Account', render: () => <AccountPage /> },
+  { id: 'uploads', label: 'Uploads', render: () => <UploadsPage /> },
+  { id: 'moderation', label: 'Moderation', render: () => <ModerationPage />, minRank: Rank.Moderator },
+  { id: 'invites', label: 'Invites', render: () => <InvitesPage /> },
+  { id: 'friends', label: 'Friends', render: () => <FriendsPage /> },
+  { id: 'host', label: 'Host', render: () => <HostPage />, desktopOnly: true },
 ];
 
 /** The signed-in frame: header with navigation and the account menu, and the chosen section below. */
 export function Shell() {
   const { user } = useSession();
   const [active, setActive] = useState<SectionId>('account');
-  const visible = SECTIONS.filter((s) => s.minRank === undefined || user.Rank >= s.minRank);
+  const visible = SECTIONS.filter(
+    (s) =>
+      (s.minRank === undefined || user.Rank >= s.minRank) && (!s.desktopOnly || hostBridge() !== undefined),
+  );
   const section = visible.find((s) => s.id === active) ?? visible[0];
 
   return (
@@ -67,38 +61,14 @@ export function Shell() {
               onClick={() => setActive(s.id)}
             >
               {s.label}
-              {s.plan ? (
-                <>
-                  <span className="soon-dot" aria-hidden="true" />
-                  <span className="visually-hidden">(coming soon)</span>
-                </>
-              ) : null}
             </button>
           ))}
         </nav>
         <AccountMenu />
       </header>
       <main id="main" className="content" tabIndex={-1}>
-        {section?.plan ? <ComingSoon title={section.label} plan={section.plan} /> : <AccountPage />}
+        {section?.render()}
       </main>
-    </div>
-  );
-}
-
-function ComingSoon({ title, plan }: { title: string; plan: string }) {
-  return (
-    <div className="page">
-      <header className="page-header">
-        <h1>
-          {title} <span className="pill soon">Coming soon</span>
-        </h1>
-      </header>
-      <section className="card placeholder">
-        <p>This part of the companion is not built yet.</p>
-        <p className="muted">
-          When it is, you will be able to: {plan.charAt(0).toLowerCase() + plan.slice(1)}
-        </p>
-      </section>
     </div>
   );
 }

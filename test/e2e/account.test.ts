@@ -304,19 +304,6 @@ describe('accounts in a real browser', () => {
     expect(await fitsViewport(page)).toBe(true);
     expectNoProblems(tab);
   });
-
-  it('labels the unbuilt sections as coming soon', async () => {
-    tab = await openTab(browser);
-    const { page } = tab;
-    await page.goto(host.server.url);
-    await signIn(page, OWNER.username, OWNER.password);
-    for (const section of ['Uploads', 'Moderation', 'Invites', 'Host']) {
-      await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: section }).click();
-      await page.getByRole('heading', { name: `${section} Coming soon` }).waitFor();
-    }
-    await page.screenshot({ path: '/tmp/ui-coming-soon.png' });
-    expectNoProblems(tab);
-  });
 });
 
 async function factsOf(page: Page): Promise<Record<string, string>> {

@@ -16,6 +16,7 @@ const MAIN_HELP = `Hypernex Companion: a Hypernex-compatible host for your LAN.
 Usage:
   hypernex-companion serve [options]        run the host without a window (API, socket and web UI)
   hypernex-companion user create [options]  create an account directly in a data folder
+  hypernex-companion test-game-server [opts] a stand-in game server that claims and readies instances
   hypernex-companion <command> --help       options of a command
 `;
 
@@ -33,6 +34,7 @@ Options:
   --require-invite-code      sign-up needs an invite code
   --invite-code CODE         a valid invite code (repeatable)
   --allowed-domain HOST      image host allowed in URLs besides this host (repeatable; default i.imgur.com)
+  --game-server-token TOKEN  a token game servers may authenticate with (repeatable)
   --allow-any-game-server    accept any game server
   --no-ui                    serve only the API, not the web UI
   --log-level LEVEL          silent, error, warn, info or debug (default: info); logs go to stderr
@@ -75,6 +77,7 @@ async function serve(argv: string[]): Promise<number> {
       'invite-code': { type: 'string', multiple: true },
       'allowed-domain': { type: 'string', multiple: true },
       'allow-any-game-server': { type: 'boolean' },
+      'game-server-token': { type: 'string', multiple: true },
       'no-ui': { type: 'boolean' },
       'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -113,6 +116,7 @@ async function serve(argv: string[]): Promise<number> {
     ...(values['invite-code'] && { globalInviteCodes: values['invite-code'] }),
     ...(values['allowed-domain'] && { allowedDomains: values['allowed-domain'] }),
     ...(values['allow-any-game-server'] && { allowAnyGameServer: true }),
+    ...(values['game-server-token'] && { gameServerTokens: values['game-server-token'] }),
     ...(level !== undefined && { logLevel: level as ConfigOverrides['logLevel'] }),
   };
   const logger = pino(
@@ -197,6 +201,56 @@ async function userCreate(argv: string[]): Promise<number> {
   }
 }
 
+const GAME_SERVER_HELP = `Usage: hypernex-companion test-game-server --url URL [options]
+
+Connects to a host as a game server, claims every instance request and readies it, and prints what it receives.
+For trying the instance and invite flow on a LAN without the real Hypernex game server.
+
+Options:
+  --url URL      the host, e.g. http://192.168.1.20:${DEFAULT_PORT}
+  --token TOKEN  a game-server token of the host (none needed when the host allows any game server)
+  --uri HOST:PORT  what players are told to connect to (default 127.0.0.1:7777)
+  -h, --help     this help
+`;
+
+async function testGameServer(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      uri: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(GAME_SERVER_HELP);
+    return 0;
+  }
+  if (!values.url) throw new UsageError('--url is required');
+  const { TestGameServer } = await import('./tools/test-game-server.js');
+  const server = await TestGameServer.connect({
+    url: values.url,
+    serverToken: values.token ?? '',
+    uri: values.uri,
+  });
+  process.stdout.write(`connected as ${server.gameServerId}\n`);
+  server.on('message', (m) => process.stdout.write(`${m.message} ${JSON.stringify(m.result)}\n`));
+  const code = await new Promise<number>((resolve) => {
+    server.on('close', (closeCode) => resolve(closeCode === 1000 ? 0 : 1));
+    process.once('SIGINT', () => {
+      server.close();
+      resolve(0);
+    });
+    process.once('SIGTERM', () => {
+      server.close();
+      resolve(0);
+    });
+  });
+  return code;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   try {
@@ -206,6 +260,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === 'serve') return await serve(argv.slice(1));
     if (command === 'user' && sub === 'create') return await userCreate(rest);
+    if (command === 'test-game-server') return await testGameServer(argv.slice(1));
     if (command === 'user') {
       process.stdout.write(USER_CREATE_HELP);
       return sub === '--help' || sub === '-h' ? 0 : 1;

@@ -18,6 +18,12 @@ export interface HostConfig {
   requireInviteCode: boolean;
   globalInviteCodes: string[];
   allowAnyGameServer: boolean;
+  /** Tokens game servers may authenticate with, besides those created in the host's UI. */
+  gameServerTokens: string[];
+  instances: {
+    /** A requestnewinstance no game server claims within this time fails with TIMED_OUT. */
+    requestTimeoutMs: number;
+  };
   /** Image hosts allowed in avatar/world/profile URLs besides the host itself (reference 5.6). */
   allowedDomains: string[];
   /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
@@ -93,6 +99,8 @@ export function defaultConfig(): HostConfig {
     requireInviteCode: false,
     globalInviteCodes: [],
     allowAnyGameServer: false,
+    gameServerTokens: [],
+    instances: { requestTimeoutMs: 5000 },
     allowedDomains: ['i.imgur.com'],
     fsync: true,
     uiDir: null,
@@ -119,7 +127,10 @@ export function defaultConfig(): HostConfig {
   };
 }
 
-export type ConfigOverrides = Partial<Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads'>> & {
+export type ConfigOverrides = Partial<
+  Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances'>
+> & {
+  instances?: Partial<HostConfig['instances']>;
   uploads?: Partial<HostConfig['uploads']>;
   passwordHash?: Partial<HostConfig['passwordHash']>;
   limits?: Partial<HostConfig['limits']>;
@@ -135,5 +146,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
     limits: { ...base.limits, ...overrides.limits },
     socket: { ...base.socket, ...overrides.socket },
     uploads: { ...base.uploads, ...overrides.uploads },
+    instances: { ...base.instances, ...overrides.instances },
   };
 }

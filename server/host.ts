@@ -13,6 +13,12 @@ import { createInvitesService, INVITE_REQUESTS, type InvitesService } from './se
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
+import {
+  createGameServerTokens,
+  GAME_SERVER_TOKENS,
+  type GameServerTokens,
+} from './services/game-servers.js';
+import { createInstancesService, type InstancesService } from './services/instances.js';
 import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
 import { Store } from './store/store.js';
 import { AppendLog } from './store/append-log.js';
@@ -42,6 +48,8 @@ export interface HostServer {
   readonly invites: InvitesService;
   readonly moderation: ModerationService;
   readonly uploads: UploadsService;
+  readonly instances: InstancesService;
+  readonly gameServerTokens: GameServerTokens;
   readonly hub: SocketHub;
   readonly socket: SocketServer;
   /** The port socket clients are told to use (the HTTP port unless a separate one is configured). */
@@ -57,7 +65,7 @@ export interface HostOptions {
   logger?: Logger;
 }
 
-export const COLLECTIONS = [USERS, INVITE_REQUESTS, FILES, AVATARS, WORLDS];
+export const COLLECTIONS = [USERS, INVITE_REQUESTS, FILES, AVATARS, WORLDS, GAME_SERVER_TOKENS];
 
 export interface HostCore {
   config: HostConfig;
@@ -70,6 +78,9 @@ export interface HostCore {
   invites: InvitesService;
   moderation: ModerationService;
   uploads: UploadsService;
+  instances: InstancesService;
+  gameServerTokens: GameServerTokens;
+  ids: Ids;
   hub: SocketHub;
   events: HostEvents;
   /** Closes the data folder (log and store). */
@@ -136,6 +147,16 @@ export async function openHost(
       chunkSetTtlSeconds: config.uploads.chunkSetTtlSeconds,
     });
     await uploads.init();
+    const gameServerTokens = createGameServerTokens(deps);
+    const instances = createInstancesService({
+      ...deps,
+      notifier: hub,
+      gameServers: hub,
+      world: uploads.world,
+      invites,
+      requestTimeoutMs: config.instances.requestTimeoutMs,
+    });
+    hub.inWorld = instances.isInWorld;
     const moderation = createModerationService({
       ...deps,
       log: moderationLog,
@@ -155,6 +176,9 @@ export async function openHost(
       invites,
       moderation,
       uploads,
+      instances,
+      gameServerTokens,
+      ids,
       hub,
       events,
       async close() {
@@ -181,6 +205,7 @@ export async function createServer(
   const core = await openHost(overrides, options);
   const { config, log, store, users, accounts, social, setup, invites, moderation, uploads, hub, events } =
     core;
+  const { instances, gameServerTokens } = core;
   let http: Server | null = null;
   let socketHttp: Server | null = null;
   let socketPort = config.socket.port ?? config.port;
@@ -194,6 +219,9 @@ export async function createServer(
       invites,
       moderation,
       uploads,
+      instances,
+      gameServerTokens,
+      hub,
       users,
       socketPort: () => socketPort,
     });
@@ -203,7 +231,18 @@ export async function createServer(
     await listen(server, config.port, config.host);
     const port = (server.address() as AddressInfo).port;
     core.setPort(port);
-    const socket = attachSocket(server, { config, log, accounts, invites, users, hub, events });
+    const socket = attachSocket(server, {
+      config,
+      log,
+      accounts,
+      invites,
+      instances,
+      gameServerTokens,
+      users,
+      hub,
+      events,
+      ids: core.ids,
+    });
     socketPort = port;
     if (config.socket.port !== null) {
       // Some clients want the socket on its own port: a bare server that only upgrades.
@@ -247,6 +286,8 @@ export async function createServer(
       invites,
       moderation,
       uploads,
+      instances,
+      gameServerTokens,
       hub,
       socket,
       socketPort,

@@ -13,6 +13,9 @@ import type { SetupService } from '../services/setup.js';
 import type { InvitesService } from '../services/invites.js';
 import type { ModerationService } from '../services/moderation.js';
 import type { UploadsService } from '../services/uploads.js';
+import type { GameServerTokens } from '../services/game-servers.js';
+import type { InstancesService } from '../services/instances.js';
+import type { SocketHub } from '../socket/hub.js';
 import type { SocialService } from '../services/social.js';
 import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
@@ -22,6 +25,7 @@ import { inviteRoutes } from './routes/invites.js';
 import { moderationRoutes } from './routes/moderation.js';
 import { fileRoutes } from './routes/files.js';
 import { uploadRoutes } from './routes/uploads.js';
+import { instanceRoutes } from './routes/instances.js';
 import { setupRoutes } from './routes/setup.js';
 
 export interface HttpDeps {
@@ -33,6 +37,9 @@ export interface HttpDeps {
   invites: InvitesService;
   moderation: ModerationService;
   uploads: UploadsService;
+  instances: InstancesService;
+  gameServerTokens: GameServerTokens;
+  hub: SocketHub;
   users: UsersRepo;
   socketPort: () => number;
 }
@@ -97,6 +104,7 @@ export function createHttpApp(deps: HttpDeps): Koa {
   moderationRoutes(api, deps);
   uploadRoutes(api, deps);
   fileRoutes(api, deps);
+  instanceRoutes(api, deps);
   app.use(api.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));

@@ -10,6 +10,21 @@ export interface HostSettings {
   dataDir: string;
 }
 
+/** A user with at least one verified socket on the host. */
+export interface HostClientUser {
+  userId: string;
+  username: string;
+  /** How many sockets the user holds (desktop window, game client, browsers). */
+  sockets: number;
+}
+
+export interface HostClients {
+  /** Open socket connections, verified or not. */
+  connections: number;
+  /** Connected users, by username. */
+  users: HostClientUser[];
+}
+
 export interface HostState {
   running: boolean;
   /** e.g. http://127.0.0.1:5180 while running. */
@@ -21,6 +36,8 @@ export interface HostState {
   setupSecret: string | null;
   /** Last start failure, in words (e.g. "port 5180 is in use"). */
   error: string | null;
+  /** Who is connected right now; empty while stopped. */
+  clients: HostClients;
 }
 
 export interface NotificationRequest {

@@ -28,6 +28,9 @@ export const ServerMessage = {
 
 export interface ClientEnvelope {
   userId?: unknown;
+  /** Game servers send these instead of userId (reference 8.2). */
+  gameServerId?: unknown;
+  serverTokenContent?: unknown;
   tokenContent?: unknown;
   message?: unknown;
   args?: unknown;

@@ -19,7 +19,10 @@ export function unixSeconds(clock: Clock): number {
 
 export interface Ids {
   /** `prefix_` + lowercase UUID v4, e.g. `user_3f0c…`. */
-  id(prefix: 'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver' | 'invreq' | 'modlog'): string;
+  id(
+    prefix:
+      'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver' | 'invreq' | 'modlog' | 'gstoken',
+  ): string;
   /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
   secret(): string;
 }
@@ -42,6 +45,13 @@ export interface Notifier {
   send(userId: string, message: string, result: Record<string, unknown>): void;
 }
 
+/** Reaches game-server sockets; the socket layer implements it. */
+export interface GameServerNotifier {
+  sendToGameServer(gameServerId: string, message: string, result: Record<string, unknown>): void;
+  hasGameServer(gameServerId: string): boolean;
+  gameServerIds(): string[];
+}
+
 export interface HostEventMap {
   /** A user's tokens were revoked or refused from now on (logout of all, ban, warn, password change). */
   tokensRevoked: [{ userId: string }];
@@ -49,6 +59,8 @@ export interface HostEventMap {
   bioUpdated: [{ userId: string }];
   /** The social graph between two users changed. */
   socialChanged: [{ userIds: string[] }];
+  /** A game-server token was revoked: servers that used it must go. */
+  gameServerTokenRevoked: [{ tokenId: string }];
 }
 
 export class HostEvents extends EventEmitter<HostEventMap> {}

@@ -161,6 +161,24 @@ export function createInvitesService(
       return dto;
     },
 
+    /** `ownerId` sent an invite to `fromUserId`: their latest open request to `ownerId` is answered. */
+    async markAnswered(ownerId: string, fromUserId: string): Promise<void> {
+      const inbox = inboxes.get(ownerId);
+      if (!inbox) return;
+      const now = unixSeconds(clock);
+      for (let i = inbox.requests.length - 1; i >= 0; i--) {
+        const stored = inbox.requests[i]!;
+        if (stored.fromUserId !== fromUserId) continue;
+        if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
+          stored.state = 'answered';
+          stored.updatedAt = now;
+          await store.commit([inboxes.put(ownerId, inbox)]);
+          notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
+        }
+        return;
+      }
+    },
+
     /** Forgets cooldowns that have run out; called from the heartbeat. */
     sweep(): void {
       sweepCooldowns(clock.now());

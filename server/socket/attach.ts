@@ -7,6 +7,8 @@ import { Status } from '../protocol/enums.js';
 import { ClientMessage, ServerMessage, type ClientEnvelope } from '../protocol/socket.js';
 import type { AccountsService } from '../services/accounts.js';
 import type { HostEvents } from '../services/context.js';
+import type { GameServerTokens } from '../services/game-servers.js';
+import type { InstancesService } from '../services/instances.js';
 import type { InvitesService } from '../services/invites.js';
 import type { UsersRepo } from '../store/users.js';
 import type { SocketHub } from './hub.js';
@@ -16,16 +18,36 @@ export interface SocketDeps {
   log: Logger;
   accounts: AccountsService;
   invites: InvitesService;
+  instances: InstancesService;
+  gameServerTokens: GameServerTokens;
   users: UsersRepo;
   hub: SocketHub;
   events: HostEvents;
+  ids: { id(prefix: 'gameserver'): string };
 }
+
+/** Messages only a game server may send (reference 8.5). */
+const GAME_SERVER_MESSAGES = new Set([
+  'claiminstancerequest',
+  'instanceready',
+  'removeinstance',
+  'addmoderator',
+  'removemoderator',
+  'kickuser',
+  'banuser',
+  'unbanuser',
+]);
+
+/** Game servers relay many players: their message allowance is this many times a user's. */
+const GAME_SERVER_RATE_FACTOR = 50;
 
 /** Close codes we use (4000-4999 are for applications). */
 export const CloseCode = {
   TOKEN_REVOKED: 4001,
   NOT_VERIFIED_IN_TIME: 4002,
   WRONG_USER: 4003,
+  BAD_GAME_SERVER_TOKEN: 4004,
+  WRONG_GAME_SERVER: 4005,
   SHUTTING_DOWN: 1001,
 } as const;
 
@@ -33,6 +55,9 @@ interface Connection {
   ws: WebSocket;
   userId: string | null;
   token: string | null;
+  /** Set once the socket authenticated as a game server. */
+  gameServerId: string | null;
+  gameServerTokenId: string | null;
   alive: boolean;
   openedAt: number;
   /** Token bucket for the message rate limit. */
@@ -56,7 +81,7 @@ export interface SocketServer {
  * whose token expired or who got banned.
  */
 export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
-  const { config, log, accounts, invites, users, hub, events } = deps;
+  const { config, log, accounts, invites, instances, users, hub, events } = deps;
   const limits = config.socket;
   const wss = new WebSocketServer({
     noServer: true,
@@ -95,6 +120,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       ws,
       userId: null,
       token: null,
+      gameServerId: null,
+      gameServerTokenId: null,
       alive: true,
       openedAt: now,
       allowance: limits.messageBurst,
@@ -112,7 +139,14 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       connections.delete(conn);
       if (conn.userId !== null) {
         const last = hub.remove(conn.userId, ws);
-        if (last) friendStatus(conn.userId);
+        if (last) {
+          instances.userGone(conn.userId);
+          friendStatus(conn.userId);
+        }
+      }
+      if (conn.gameServerId !== null) {
+        hub.removeGameServer(conn.gameServerId);
+        instances.gameServerGone(conn.gameServerId);
       }
     });
   }
@@ -120,9 +154,10 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   /** Token bucket: `messagesPerSecond` sustained, `messageBurst` at once. */
   function takeAllowance(conn: Connection): boolean {
     const now = Date.now();
+    const factor = conn.gameServerId !== null ? GAME_SERVER_RATE_FACTOR : 1;
     conn.allowance = Math.min(
-      limits.messageBurst,
-      conn.allowance + ((now - conn.refilledAt) / 1000) * limits.messagesPerSecond,
+      limits.messageBurst * factor,
+      conn.allowance + ((now - conn.refilledAt) / 1000) * limits.messagesPerSecond * factor,
     );
     conn.refilledAt = now;
     if (conn.allowance < 1) return false;
@@ -163,8 +198,42 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     }
     const name = envelope.message.toLowerCase();
 
+    if (conn.gameServerId !== null) {
+      // A verified game server: every message names it, and never a user.
+      if (envelope.userId !== undefined || envelope.gameServerId !== conn.gameServerId) {
+        conn.ws.close(CloseCode.WRONG_GAME_SERVER, 'message for another sender');
+        return;
+      }
+      dispatchGameServer(conn.gameServerId, name, envelope.args);
+      return;
+    }
+
     if (conn.userId === null) {
-      if (typeof envelope.userId !== 'string' || typeof envelope.tokenContent !== 'string') {
+      if (typeof envelope.userId !== 'string') {
+        // No userId: a game-server login, as on the real server.
+        const serverToken = envelope.serverTokenContent;
+        const tokenId = deps.gameServerTokens.verify(serverToken);
+        if (tokenId !== null || config.allowAnyGameServer) {
+          conn.gameServerId = deps.ids.id('gameserver');
+          conn.gameServerTokenId = tokenId;
+          conn.allowance = limits.messageBurst * GAME_SERVER_RATE_FACTOR;
+          hub.addGameServer(conn.gameServerId, conn.ws);
+          send(conn, 'sendauth', {
+            gameServerId: conn.gameServerId,
+            gameServerToken: typeof serverToken === 'string' ? serverToken : '',
+          });
+          return;
+        }
+        if (serverToken !== undefined) {
+          conn.ws.close(CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token not accepted');
+          return;
+        }
+        send(conn, ServerMessage.authFailed, {
+          reason: 'Send userId and tokenContent to verify this socket first.',
+        });
+        return;
+      }
+      if (typeof envelope.tokenContent !== 'string') {
         send(conn, ServerMessage.authFailed, {
           reason: 'Send userId and tokenContent to verify this socket first.',
         });
@@ -188,10 +257,39 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     dispatch(conn, conn.userId, name, envelope.args);
   }
 
+  function dispatchGameServer(gameServerId: string, name: string, rawArgs: unknown): void {
+    const args = rawArgs !== null && typeof rawArgs === 'object' ? (rawArgs as Record<string, unknown>) : {};
+    switch (name) {
+      case 'claiminstancerequest':
+        return instances.claim(gameServerId, args);
+      case 'instanceready':
+        return instances.ready(gameServerId, args);
+      case 'removeinstance':
+        return instances.remove(gameServerId, args);
+      case 'addmoderator':
+      case 'removemoderator':
+      case 'kickuser':
+      case 'banuser':
+      case 'unbanuser':
+        return instances.moderate(gameServerId, name, args);
+      default:
+        return;
+    }
+  }
+
   function dispatch(conn: Connection, userId: string, name: string, args: unknown): void {
+    const argObject = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
     switch (name) {
       case ClientMessage.auth:
         return;
+      case 'joininstance':
+        return instances.join(userId, argObject);
+      case 'leaveinstance':
+        return instances.leave(userId, argObject);
+      case 'requestnewinstance':
+        return instances.requestNew(userId, argObject);
+      case 'sendinvite':
+        return instances.sendInvite(userId, argObject, (id) => hub.isConnected(id));
       case ClientMessage.requestInvite: {
         const target =
           args !== null && typeof args === 'object'
@@ -217,6 +315,12 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         return;
       }
       default:
+        if (GAME_SERVER_MESSAGES.has(name)) {
+          send(conn, ServerMessage.error, {
+            code: 'NOT_ALLOWED',
+            reason: `${name} is a game-server message.`,
+          });
+        }
         // Unknown names are ignored, as the real server does; the socket stays open.
         return;
     }
@@ -233,8 +337,15 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
 
   const onTokensRevoked = ({ userId }: { userId: string }): void => recheck(userId);
   const onBioUpdated = ({ userId }: { userId: string }): void => friendStatus(userId);
+  const onGameServerTokenRevoked = ({ tokenId }: { tokenId: string }): void => {
+    for (const conn of connections) {
+      if (conn.gameServerTokenId === tokenId)
+        conn.ws.close(CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token revoked');
+    }
+  };
   events.on('tokensRevoked', onTokensRevoked);
   events.on('bioUpdated', onBioUpdated);
+  events.on('gameServerTokenRevoked', onGameServerTokenRevoked);
 
   const heartbeat = setInterval(() => {
     const now = Date.now();
@@ -243,7 +354,11 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         conn.ws.terminate();
         continue;
       }
-      if (conn.userId === null && now - conn.openedAt > limits.verifyTimeoutMs) {
+      if (
+        conn.userId === null &&
+        conn.gameServerId === null &&
+        now - conn.openedAt > limits.verifyTimeoutMs
+      ) {
         conn.ws.close(CloseCode.NOT_VERIFIED_IN_TIME, 'not verified in time');
         continue;
       }
@@ -268,6 +383,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       server.off('upgrade', handleUpgrade);
       events.off('tokensRevoked', onTokensRevoked);
       events.off('bioUpdated', onBioUpdated);
+      events.off('gameServerTokenRevoked', onGameServerTokenRevoked);
       for (const conn of connections) conn.ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -11,7 +11,10 @@ export interface HubSocket {
  */
 export class SocketHub implements Presence, Notifier {
   readonly #byUser = new Map<string, Set<HubSocket>>();
+  readonly #gameServers = new Map<string, HubSocket>();
   #count = 0;
+  /** Set by the instances service: whether a user is in a live instance. */
+  inWorld: (userId: string) => boolean = () => false;
 
   /** Returns true when this is the user's first open socket. */
   add(userId: string, socket: HubSocket): boolean {
@@ -48,9 +51,33 @@ export class SocketHub implements Presence, Notifier {
     return this.#byUser.has(userId);
   }
 
-  /** Instances come with the game-server protocol; until then nobody is in a world. */
-  isInWorld(_userId: string): boolean {
-    return false;
+  isInWorld(userId: string): boolean {
+    return this.inWorld(userId);
+  }
+
+  /** The ids of users with at least one verified socket. */
+  connectedUserIds(): IterableIterator<string> {
+    return this.#byUser.keys();
+  }
+
+  addGameServer(gameServerId: string, socket: HubSocket): void {
+    this.#gameServers.set(gameServerId, socket);
+  }
+
+  removeGameServer(gameServerId: string): void {
+    this.#gameServers.delete(gameServerId);
+  }
+
+  hasGameServer(gameServerId: string): boolean {
+    return this.#gameServers.has(gameServerId);
+  }
+
+  gameServerIds(): string[] {
+    return [...this.#gameServers.keys()];
+  }
+
+  sendToGameServer(gameServerId: string, message: string, result: Record<string, unknown>): void {
+    this.#gameServers.get(gameServerId)?.send(JSON.stringify({ message, result }));
   }
 
   get connectedUsers(): number {

@@ -141,6 +141,35 @@ describe('command line', () => {
     expect(create.stderr).toMatch(/already in use/);
   });
 
+  it('runs a test game server against a served host', async () => {
+    served = await spawnServe(['--data-dir', dir, '--game-server-token', 'gs-secret']);
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('./cli-helpers.js');
+    const gs = spawn(
+      process.execPath,
+      [BIN, 'test-game-server', '--url', served.url, '--token', 'gs-secret'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no connection: ${out}`)), 10_000);
+      gs.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (/connected as gameserver_/.test(out)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const listed = await fetch(`${served.url}/api/v1/gameServers`).then((r) => r.json());
+    expect((listed as { result: { GameServers: unknown[] } }).result.GameServers).toHaveLength(1);
+    const exit = new Promise<number | null>((resolve) => gs.on('exit', resolve));
+    gs.kill('SIGTERM');
+    expect(await exit).toBe(0);
+  });
+
   it('stops cleanly on SIGTERM and releases the folder', async () => {
     served = await spawnServe(['--data-dir', dir]);
     expect(await stop(served)).toBe(0);

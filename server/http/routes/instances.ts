@@ -1,0 +1,73 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { ErrorCode } from '../../protocol/errors.js';
+import { Rank } from '../../protocol/enums.js';
+import { AuthRequest } from '../../protocol/schemas.js';
+import { AppError } from '../../errors.js';
+import type { AccountsService } from '../../services/accounts.js';
+import type { GameServerTokens } from '../../services/game-servers.js';
+import type { InstancesService } from '../../services/instances.js';
+import type { SocketHub } from '../../socket/hub.js';
+import { parse, reply } from '../envelope.js';
+
+export function instanceRoutes(
+  router: Router,
+  deps: {
+    accounts: AccountsService;
+    instances: InstancesService;
+    gameServerTokens: GameServerTokens;
+    hub: SocketHub;
+  },
+): void {
+  const { accounts, instances, gameServerTokens, hub } = deps;
+
+  router.post('/instances', (ctx) => {
+    const input = parse(AuthRequest, ctx.request.body);
+    const me = accounts.requireUser(input.userid, input.tokenContent);
+    reply(ctx, 'Got instances', { SafeInstances: instances.safeInstancesFor(me.Id) });
+  });
+
+  router.get('/instances/:worldid', (ctx) => {
+    reply(ctx, 'Got instances', { SafeInstances: instances.publicInstancesOf(ctx.params.worldid!) });
+  });
+
+  router.get('/gameServers', (ctx) => {
+    // Region is not known on a LAN host; the shape is kept for clients that read it.
+    const region = { ContinentCode: '', City: '', State: '', Country: '', Latitude: 0, Longitude: 0 };
+    reply(ctx, 'Got game servers', {
+      GameServers: hub.gameServerIds().map((GameServerId) => ({ GameServerId, Region: region })),
+    });
+  });
+
+  function requireAdmin(userid: string, tokenContent: string) {
+    const me = accounts.requireUser(userid, tokenContent);
+    if (me.Rank < Rank.Admin) {
+      throw new AppError(
+        ErrorCode.FORBIDDEN,
+        'Invalid permissions! Game-server tokens are for admins and the owner.',
+      );
+    }
+    return me;
+  }
+
+  router.post('/gameServerTokens', (ctx) => {
+    const input = parse(AuthRequest, ctx.request.body);
+    requireAdmin(input.userid, input.tokenContent);
+    reply(ctx, 'Got game-server tokens', { GameServerTokens: gameServerTokens.list() });
+  });
+
+  router.post('/addGameServerToken', async (ctx) => {
+    const input = parse(AuthRequest.extend({ label: z.string().max(100) }), ctx.request.body);
+    const me = requireAdmin(input.userid, input.tokenContent);
+    const { token, record } = await gameServerTokens.add(input.label, me.Id);
+    // The token is shown this once; the host keeps only its hash.
+    reply(ctx, 'Added game-server token', { token, GameServerToken: record });
+  });
+
+  router.post('/revokeGameServerToken', async (ctx) => {
+    const input = parse(AuthRequest.extend({ tokenId: z.string().min(1).max(200) }), ctx.request.body);
+    requireAdmin(input.userid, input.tokenContent);
+    await gameServerTokens.revoke(input.tokenId);
+    reply(ctx, 'Revoked game-server token');
+  });
+}

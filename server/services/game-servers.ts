@@ -1,0 +1,81 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorCode } from '../protocol/errors.js';
+import { AppError } from '../errors.js';
+import type { Collection } from '../store/store.js';
+import { unixSeconds, type ServiceDeps } from './context.js';
+
+export const GAME_SERVER_TOKENS = 'gameservertokens';
+
+interface StoredGameServerToken {
+  id: string;
+  /** SHA-256 of the token; the token itself is shown once, when created. */
+  hash: string;
+  label: string;
+  createdAt: number;
+  createdBy: string;
+}
+
+export interface GameServerTokenDto {
+  id: string;
+  label: string;
+  createdAt: number;
+  createdBy: string;
+}
+
+const sha = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** Which game servers may connect: tokens from the host configuration and tokens made in the host's UI. */
+export function createGameServerTokens(
+  deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids' | 'config' | 'events'>,
+) {
+  const { store, clock, ids, config, events } = deps;
+  const tokens: Collection<StoredGameServerToken> =
+    store.collection<StoredGameServerToken>(GAME_SERVER_TOKENS);
+
+  return {
+    /** The id of the token that matches (`config` for one from the configuration), or null. */
+    verify(token: unknown): string | null {
+      if (typeof token !== 'string' || token.length === 0 || token.length > 512) return null;
+      const given = sha(token);
+      let found: string | null = null;
+      for (const configured of config.gameServerTokens) {
+        if (timingSafeEqual(sha(configured), given)) found = 'config';
+      }
+      for (const stored of tokens.values()) {
+        if (timingSafeEqual(Buffer.from(stored.hash, 'hex'), given)) found = stored.id;
+      }
+      return found;
+    },
+
+    list(): GameServerTokenDto[] {
+      return [...tokens.values()]
+        .map(({ id, label, createdAt, createdBy }) => ({ id, label, createdAt, createdBy }))
+        .sort((a, b) => b.createdAt - a.createdAt);
+    },
+
+    async add(label: string, createdBy: string): Promise<{ token: string; record: GameServerTokenDto }> {
+      const token = ids.secret();
+      const record: StoredGameServerToken = {
+        id: ids.id('gstoken'),
+        hash: sha(token).toString('hex'),
+        label: label.trim().slice(0, 100),
+        createdAt: unixSeconds(clock),
+        createdBy,
+      };
+      await store.commit([tokens.put(record.id, record)]);
+      const { hash: _hash, ...dto } = record;
+      return { token, record: dto };
+    },
+
+    async revoke(id: string): Promise<void> {
+      if (!tokens.get(id))
+        throw new AppError(ErrorCode.NOT_FOUND, 'No game-server token has that id.', {
+          tokenId: 'not found',
+        });
+      await store.commit([tokens.remove(id)]);
+      events.emit('gameServerTokenRevoked', { tokenId: id });
+    },
+  };
+}
+
+export type GameServerTokens = ReturnType<typeof createGameServerTokens>;

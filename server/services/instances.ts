@@ -1,0 +1,444 @@
+import { randomBytes } from 'node:crypto';
+import { Publicity, Status } from '../protocol/enums.js';
+import {
+  InstancePublicity,
+  InstanceRefusal,
+  toProtocol,
+  toPublicity,
+  type InstanceMeta,
+  type InstanceProtocol,
+  type SafeInstance,
+} from '../protocol/instances.js';
+import type { WorldMetaDto } from '../protocol/uploads.js';
+import type { StoredUser } from '../store/users.js';
+import type { GameServerNotifier, Notifier, ServiceDeps } from './context.js';
+import type { InvitesService } from './invites.js';
+
+interface PendingRequest {
+  temporaryId: string;
+  userId: string;
+  worldId: string;
+  publicity: InstancePublicity;
+  protocol: InstanceProtocol;
+  timer: NodeJS.Timeout;
+}
+
+type Args = Record<string, unknown>;
+
+const str = (value: unknown): string | null =>
+  typeof value === 'string' && value.length > 0 && value.length <= 300 ? value : null;
+
+/** A secret for one user in one instance, handed to the game server and the user (reference 8.4). */
+const tempToken = (): string => randomBytes(24).toString('base64url');
+
+/**
+ * Live instances on game servers (reference 8.4 to 8.6). Kept in memory: instances live only as long as their
+ * game-server socket. Every lookup is by id (maps), so the cost of a join does not grow with the sockets.
+ */
+export function createInstancesService(
+  deps: Pick<ServiceDeps, 'users' | 'ids' | 'config'> & {
+    notifier: Notifier;
+    gameServers: GameServerNotifier;
+    world: (id: string) => WorldMetaDto | undefined;
+    invites: InvitesService;
+    requestTimeoutMs: number;
+  },
+) {
+  const { users, ids, notifier, gameServers } = deps;
+  const pending = new Map<string, PendingRequest>();
+  const instances = new Map<string, InstanceMeta>();
+  const byGameServer = new Map<string, Set<string>>();
+  /** user id -> instances whose ConnectedUsers hold them */
+  const membership = new Map<string, Set<string>>();
+
+  function addMember(instance: InstanceMeta, userId: string): void {
+    if (!instance.ConnectedUsers.includes(userId)) instance.ConnectedUsers.push(userId);
+    let set = membership.get(userId);
+    if (!set) membership.set(userId, (set = new Set()));
+    set.add(instance.InstanceId);
+  }
+
+  function removeMember(instance: InstanceMeta, userId: string): boolean {
+    const index = instance.ConnectedUsers.indexOf(userId);
+    if (index < 0) return false;
+    instance.ConnectedUsers.splice(index, 1);
+    const set = membership.get(userId);
+    set?.delete(instance.InstanceId);
+    if (set && set.size === 0) membership.delete(userId);
+    return true;
+  }
+
+  function broadcastUpdate(instance: InstanceMeta): void {
+    const result = { instanceMeta: instance };
+    gameServers.sendToGameServer(instance.GameServerId, 'updatedinstance', result);
+    for (const userId of instance.ConnectedUsers) notifier.send(userId, 'updatedinstance', result);
+  }
+
+  function isFriendOf(owner: StoredUser | undefined, userId: string): boolean {
+    return owner?.Friends.includes(userId) ?? false;
+  }
+
+  /** Who may join (reference 8.6). */
+  function welcome(instance: InstanceMeta, userId: string): InstanceRefusal | null {
+    if (instance.InstanceCreatorId === userId || instance.Moderators.includes(userId)) return null;
+    if (instance.BannedUsers.includes(userId)) return InstanceRefusal.BANNED_FROM_INSTANCE;
+    switch (instance.InstancePublicity) {
+      case InstancePublicity.ClosedRequest:
+      case InstancePublicity.ModeratorRequest:
+      case InstancePublicity.OpenRequest:
+        return instance.InvitedUsers.includes(userId) ? null : InstanceRefusal.NOT_WELCOME;
+      case InstancePublicity.Friends:
+        return isFriendOf(users.get(instance.InstanceCreatorId), userId) ||
+          instance.InvitedUsers.includes(userId)
+          ? null
+          : InstanceRefusal.NOT_WELCOME;
+      case InstancePublicity.Acquaintances:
+        return instance.ConnectedUsers.some((id) => isFriendOf(users.get(id), userId)) ||
+          instance.InvitedUsers.includes(userId)
+          ? null
+          : InstanceRefusal.NOT_WELCOME;
+      default:
+        return null;
+    }
+  }
+
+  /** Who may invite whom (reference canUserInvite, without its index-0 bug). */
+  function mayInvite(instance: InstanceMeta, targetId: string, senderId: string): boolean {
+    if (instance.InstanceCreatorId === senderId) return true;
+    switch (instance.InstancePublicity) {
+      case InstancePublicity.ClosedRequest:
+        return false;
+      case InstancePublicity.ModeratorRequest:
+        return instance.Moderators.includes(senderId);
+      case InstancePublicity.OpenRequest:
+        return instance.ConnectedUsers.includes(senderId);
+      case InstancePublicity.Friends:
+        return isFriendOf(users.get(instance.InstanceCreatorId), targetId);
+      case InstancePublicity.Acquaintances:
+        return isFriendOf(users.get(senderId), targetId);
+      default:
+        return true;
+    }
+  }
+
+  function destroy(instance: InstanceMeta, notifyGameServer: boolean): void {
+    instances.delete(instance.InstanceId);
+    byGameServer.get(instance.GameServerId)?.delete(instance.InstanceId);
+    for (const userId of [...instance.ConnectedUsers]) {
+      removeMember(instance, userId);
+      notifier.send(userId, 'leftinstance', {
+        gameServerId: instance.GameServerId,
+        instanceId: instance.InstanceId,
+      });
+    }
+    if (notifyGameServer)
+      gameServers.sendToGameServer(instance.GameServerId, 'removedinstance', {
+        instanceId: instance.InstanceId,
+      });
+  }
+
+  function ownedInstance(gameServerId: string, args: Args): InstanceMeta | null {
+    const instanceId = str(args.instanceId);
+    const instance = instanceId ? instances.get(instanceId) : undefined;
+    return instance && instance.GameServerId === gameServerId ? instance : null;
+  }
+
+  function safe(instance: InstanceMeta): SafeInstance {
+    return {
+      GameServerId: instance.GameServerId,
+      InstanceId: instance.InstanceId,
+      InstanceCreatorId: instance.InstanceCreatorId,
+      InstancePublicity: instance.InstancePublicity,
+      InstanceProtocol: instance.InstanceProtocol,
+      ConnectedUsers: [...instance.ConnectedUsers],
+      WorldId: instance.WorldId,
+    };
+  }
+
+  return {
+    isInWorld(userId: string): boolean {
+      return membership.has(userId);
+    },
+
+    instance: (instanceId: string) => instances.get(instanceId),
+
+    requestNew(userId: string, args: Args): void {
+      const fail = (reason: InstanceRefusal) =>
+        notifier.send(userId, 'failedtocreatetemporaryinstance', { reason });
+      const worldId = str(args.worldId);
+      const world = worldId ? deps.world(worldId) : undefined;
+      if (!worldId || !world) return fail(InstanceRefusal.UNKNOWN_WORLD);
+      if (world.OwnerId !== userId && world.Publicity !== Publicity.Anyone)
+        return fail(InstanceRefusal.NOT_ALLOWED);
+      const named = str(args.gameServerId);
+      const targets = named ? (gameServers.hasGameServer(named) ? [named] : []) : gameServers.gameServerIds();
+      if (targets.length === 0) return fail(InstanceRefusal.NO_GAME_SERVER);
+      const temporaryId = randomBytes(18).toString('base64url');
+      const request: PendingRequest = {
+        temporaryId,
+        userId,
+        worldId,
+        publicity: toPublicity(args.instancePublicity),
+        protocol: toProtocol(args.instanceProtocol),
+        // The real server meant to give up after 5 s but never did (reference 8.4); we do, configurably.
+        timer: setTimeout(() => {
+          if (pending.delete(temporaryId)) fail(InstanceRefusal.TIMED_OUT);
+        }, deps.requestTimeoutMs),
+      };
+      request.timer.unref();
+      pending.set(temporaryId, request);
+      for (const gs of targets) {
+        gameServers.sendToGameServer(gs, 'requestedinstancecreated', {
+          temporaryId,
+          instanceProtocol: request.protocol,
+        });
+      }
+      notifier.send(userId, 'createdtemporaryinstance', { temporaryId });
+    },
+
+    claim(gameServerId: string, args: Args): void {
+      const temporaryId = str(args.TemporaryId ?? args.temporaryId);
+      const request = temporaryId ? pending.get(temporaryId) : undefined;
+      if (!temporaryId || !request) {
+        gameServers.sendToGameServer(gameServerId, 'failedtoclaiminstancerequest', {
+          TemporaryId: temporaryId ?? '',
+          reason: InstanceRefusal.UNKNOWN_INSTANCE,
+        });
+        return;
+      }
+      pending.delete(temporaryId);
+      clearTimeout(request.timer);
+      const instance: InstanceMeta = {
+        Readied: false,
+        Uri: typeof args.Uri === 'string' ? args.Uri.slice(0, 500) : '',
+        GameServerId: gameServerId,
+        TemporaryId: temporaryId,
+        InstanceId: ids.id('instance'),
+        WorldId: request.worldId,
+        InstancePublicity: request.publicity,
+        InstanceProtocol: request.protocol,
+        InstanceCreatorId: request.userId,
+        InvitedUsers: [],
+        BannedUsers: [],
+        ConnectedUsers: [],
+        Moderators: [request.userId],
+      };
+      instances.set(instance.InstanceId, instance);
+      let set = byGameServer.get(gameServerId);
+      if (!set) byGameServer.set(gameServerId, (set = new Set()));
+      set.add(instance.InstanceId);
+      addMember(instance, request.userId);
+      const token = tempToken();
+      gameServers.sendToGameServer(gameServerId, 'selectedgameserver', { instanceMeta: instance });
+      gameServers.sendToGameServer(gameServerId, 'tempusertoken', {
+        tempUserToken: token,
+        userId: request.userId,
+        instanceId: instance.InstanceId,
+      });
+      for (const other of gameServers.gameServerIds()) {
+        if (other !== gameServerId)
+          gameServers.sendToGameServer(other, 'notselectedgameserver', { temporaryId });
+      }
+      notifier.send(request.userId, 'instanceopened', {
+        gameServerId,
+        instanceId: instance.InstanceId,
+        InstanceProtocol: instance.InstanceProtocol,
+        InstancePublicity: instance.InstancePublicity,
+        Uri: instance.Uri,
+        worldId: instance.WorldId,
+        tempUserToken: token,
+        Moderators: [...instance.Moderators],
+        BannedUsers: [...instance.BannedUsers],
+      });
+    },
+
+    ready(gameServerId: string, args: Args): void {
+      const instance = ownedInstance(gameServerId, args);
+      if (!instance) return;
+      instance.Readied = true;
+      broadcastUpdate(instance);
+    },
+
+    remove(gameServerId: string, args: Args): void {
+      const instance = ownedInstance(gameServerId, args);
+      if (instance) destroy(instance, true);
+    },
+
+    /** addmoderator, removemoderator, kickuser, banuser, unbanuser from the instance's game server. */
+    moderate(gameServerId: string, name: string, args: Args): void {
+      const instance = ownedInstance(gameServerId, args);
+      const userId = str(args.userId);
+      if (!instance || !userId) return;
+      const reply = { instanceId: instance.InstanceId, userId };
+      switch (name) {
+        case 'addmoderator':
+          if (!instance.Moderators.includes(userId)) instance.Moderators.push(userId);
+          gameServers.sendToGameServer(gameServerId, 'addedmoderator', reply);
+          break;
+        case 'removemoderator':
+          instance.Moderators = instance.Moderators.filter((id) => id !== userId);
+          gameServers.sendToGameServer(gameServerId, 'removedmoderator', reply);
+          break;
+        case 'kickuser':
+          if (removeMember(instance, userId))
+            notifier.send(userId, 'leftinstance', { gameServerId, instanceId: instance.InstanceId });
+          gameServers.sendToGameServer(gameServerId, 'kickeduser', reply);
+          break;
+        case 'banuser':
+          if (!instance.BannedUsers.includes(userId)) instance.BannedUsers.push(userId);
+          if (removeMember(instance, userId))
+            notifier.send(userId, 'leftinstance', { gameServerId, instanceId: instance.InstanceId });
+          gameServers.sendToGameServer(gameServerId, 'banneduser', reply);
+          break;
+        case 'unbanuser':
+          instance.BannedUsers = instance.BannedUsers.filter((id) => id !== userId);
+          gameServers.sendToGameServer(gameServerId, 'unbanneduser', reply);
+          break;
+        default:
+          return;
+      }
+      broadcastUpdate(instance);
+    },
+
+    join(userId: string, args: Args): void {
+      const gameServerId = str(args.gameServerId);
+      const instanceId = str(args.instanceId);
+      const fail = (reason: InstanceRefusal) =>
+        notifier.send(userId, 'failedtojoininstance', {
+          gameServerId: gameServerId ?? '',
+          instanceId: instanceId ?? '',
+          reason,
+        });
+      if (!gameServerId || !instanceId) return fail(InstanceRefusal.INVALID_ARGS);
+      const instance = instances.get(instanceId);
+      if (!instance || instance.GameServerId !== gameServerId || !gameServers.hasGameServer(gameServerId)) {
+        return fail(InstanceRefusal.UNKNOWN_INSTANCE);
+      }
+      if (!instance.Readied) return fail(InstanceRefusal.NOT_READY);
+      if (instance.ConnectedUsers.includes(userId)) return fail(InstanceRefusal.ALREADY_IN_INSTANCE);
+      const refusal = welcome(instance, userId);
+      if (refusal) return fail(refusal);
+      addMember(instance, userId);
+      const token = tempToken();
+      broadcastUpdate(instance);
+      gameServers.sendToGameServer(gameServerId, 'tempusertoken', {
+        tempUserToken: token,
+        userId,
+        instanceId,
+      });
+      notifier.send(userId, 'joinedinstance', {
+        Uri: instance.Uri,
+        InstanceProtocol: instance.InstanceProtocol,
+        InstancePublicity: instance.InstancePublicity,
+        gameServerId,
+        instanceId,
+        tempUserToken: token,
+        worldId: instance.WorldId,
+        instanceCreatorId: instance.InstanceCreatorId,
+        Moderators: [...instance.Moderators],
+        BannedUsers: [...instance.BannedUsers],
+      });
+    },
+
+    leave(userId: string, args: Args): void {
+      const gameServerId = str(args.gameServerId);
+      const instanceId = str(args.instanceId);
+      const instance = instanceId ? instances.get(instanceId) : undefined;
+      if (!instance || !gameServerId || instance.GameServerId !== gameServerId) {
+        notifier.send(userId, 'failedtoleaveinstance', {
+          gameServerId: gameServerId ?? '',
+          instanceId: instanceId ?? '',
+          reason: InstanceRefusal.UNKNOWN_INSTANCE,
+        });
+        return;
+      }
+      if (!removeMember(instance, userId)) {
+        notifier.send(userId, 'failedtoleaveinstance', {
+          gameServerId,
+          instanceId,
+          reason: InstanceRefusal.NOT_IN_INSTANCE,
+        });
+        return;
+      }
+      gameServers.sendToGameServer(gameServerId, 'kickeduser', { instanceId, userId });
+      broadcastUpdate(instance);
+      notifier.send(userId, 'leftinstance', { gameServerId, instanceId });
+    },
+
+    /** sendinvite with the 1.4.1 rules; answering an invite request marks it answered. */
+    sendInvite(senderId: string, args: Args, targetConnected: (userId: string) => boolean): void {
+      const targetUserId = str(args.targetUserId);
+      const gameServerId = str(args.gameServerId);
+      const instanceId = str(args.toInstanceId ?? args.instanceId);
+      const fail = (reason: InstanceRefusal) =>
+        notifier.send(senderId, 'failedtosendinvite', {
+          targetUserId: targetUserId ?? '',
+          instanceId: instanceId ?? '',
+          reason,
+        });
+      if (!targetUserId || !gameServerId || !instanceId) return fail(InstanceRefusal.INVALID_ARGS);
+      const target = users.get(targetUserId);
+      if (!target) return fail(InstanceRefusal.UNKNOWN_USER);
+      const instance = instances.get(instanceId);
+      if (!instance || instance.GameServerId !== gameServerId || !gameServers.hasGameServer(gameServerId)) {
+        return fail(InstanceRefusal.UNKNOWN_INSTANCE);
+      }
+      if (!instance.ConnectedUsers.includes(senderId)) return fail(InstanceRefusal.NOT_IN_INSTANCE);
+      if (!target.Friends.includes(senderId)) return fail(InstanceRefusal.NOT_FRIENDS);
+      if (!targetConnected(target.Id) || target.Bio.Status === Status.Offline)
+        return fail(InstanceRefusal.OFFLINE);
+      if (target.Bio.Status === Status.DoNotDisturb) return fail(InstanceRefusal.DO_NOT_DISTURB);
+      if (!mayInvite(instance, target.Id, senderId)) return fail(InstanceRefusal.NOT_ALLOWED);
+      if (!instance.InvitedUsers.includes(target.Id)) instance.InvitedUsers.push(target.Id);
+      notifier.send(target.Id, 'gotinvite', {
+        fromUserId: senderId,
+        toGameServerId: gameServerId,
+        toInstanceId: instanceId,
+        worldId: instance.WorldId,
+        assetToken: typeof args.assetToken === 'string' ? args.assetToken.slice(0, 500) : '',
+      });
+      notifier.send(senderId, 'sentinvite', { targetUserId: target.Id, instanceId });
+      // The sender answered the target's request for an invite, if there was one.
+      void deps.invites.markAnswered(senderId, target.Id);
+    },
+
+    /** The user's last socket closed: leave every instance (the real server kept creators in; we do not). */
+    userGone(userId: string): void {
+      const set = membership.get(userId);
+      if (!set) return;
+      for (const instanceId of [...set]) {
+        const instance = instances.get(instanceId);
+        if (!instance || !removeMember(instance, userId)) continue;
+        gameServers.sendToGameServer(instance.GameServerId, 'kickeduser', { instanceId, userId });
+        broadcastUpdate(instance);
+      }
+    },
+
+    /** A game server's socket closed: its instances end. */
+    gameServerGone(gameServerId: string): void {
+      for (const instanceId of [...(byGameServer.get(gameServerId) ?? [])]) {
+        const instance = instances.get(instanceId);
+        if (instance) destroy(instance, false);
+      }
+      byGameServer.delete(gameServerId);
+    },
+
+    /** POST instances: the instances this user may join. */
+    safeInstancesFor(userId: string): SafeInstance[] {
+      return [...instances.values()].filter((i) => i.Readied && welcome(i, userId) === null).map(safe);
+    },
+
+    /** GET instances/:worldid: the world's Anyone instances. */
+    publicInstancesOf(worldId: string): SafeInstance[] {
+      return [...instances.values()]
+        .filter((i) => i.Readied && i.WorldId === worldId && i.InstancePublicity === InstancePublicity.Anyone)
+        .map(safe);
+    },
+
+    get count(): number {
+      return instances.size;
+    },
+  };
+}
+
+export type InstancesService = ReturnType<typeof createInstancesService>;

@@ -24,6 +24,8 @@ export interface HostConfig {
     /** A requestnewinstance no game server claims within this time fails with TIMED_OUT. */
     requestTimeoutMs: number;
   };
+  /** Leave the avatars and worlds of banned users out of search results. */
+  hideBannedUsersContent: boolean;
   /** Image hosts allowed in avatar/world/profile URLs besides the host itself (reference 5.6). */
   allowedDomains: string[];
   /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
@@ -102,6 +104,7 @@ export function defaultConfig(): HostConfig {
     gameServerTokens: [],
     instances: { requestTimeoutMs: 5000 },
     allowedDomains: ['i.imgur.com'],
+    hideBannedUsersContent: true,
     fsync: true,
     uiDir: null,
     logLevel: 'info',

@@ -19,6 +19,10 @@ import {
   type GameServerTokens,
 } from './services/game-servers.js';
 import { createInstancesService, type InstancesService } from './services/instances.js';
+import { createAssetTokens, type AssetTokens } from './services/asset-tokens.js';
+import { createInviteCodes, INVITE_CODES, type InviteCodes } from './services/invite-codes.js';
+import { createPopularityService, POPULARITY, type PopularityService } from './services/popularity.js';
+import { createSearchService, type SearchService } from './services/search.js';
 import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
 import { Store } from './store/store.js';
 import { AppendLog } from './store/append-log.js';
@@ -50,6 +54,8 @@ export interface HostServer {
   readonly uploads: UploadsService;
   readonly instances: InstancesService;
   readonly gameServerTokens: GameServerTokens;
+  readonly search: SearchService;
+  readonly popularity: PopularityService;
   readonly hub: SocketHub;
   readonly socket: SocketServer;
   /** The port socket clients are told to use (the HTTP port unless a separate one is configured). */
@@ -65,7 +71,16 @@ export interface HostOptions {
   logger?: Logger;
 }
 
-export const COLLECTIONS = [USERS, INVITE_REQUESTS, FILES, AVATARS, WORLDS, GAME_SERVER_TOKENS];
+export const COLLECTIONS = [
+  USERS,
+  INVITE_REQUESTS,
+  FILES,
+  AVATARS,
+  WORLDS,
+  GAME_SERVER_TOKENS,
+  INVITE_CODES,
+  POPULARITY,
+];
 
 export interface HostCore {
   config: HostConfig;
@@ -80,7 +95,14 @@ export interface HostCore {
   uploads: UploadsService;
   instances: InstancesService;
   gameServerTokens: GameServerTokens;
+  search: SearchService;
+  popularity: PopularityService;
+  assetTokens: AssetTokens;
+  inviteCodes: InviteCodes;
+  /** Whether sign-up needs an invite code now: the owner's setting, else the configuration. */
+  requireInviteCode(): boolean;
   ids: Ids;
+  clock: Clock;
   hub: SocketHub;
   events: HostEvents;
   /** Closes the data folder (log and store). */
@@ -135,7 +157,10 @@ export async function openHost(
       return hosts;
     };
     const deps = { config, store, users, clock, ids, presence, events, passwords };
-    const accounts = createAccountsService({ ...deps, localHosts });
+    const inviteCodes = createInviteCodes(deps);
+    const requireInviteCode = (): boolean =>
+      store.meta.data.settings?.requireInviteCode ?? config.requireInviteCode;
+    const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
     const invites = createInvitesService({ ...deps, notifier: hub });
@@ -148,8 +173,23 @@ export async function openHost(
     });
     await uploads.init();
     const gameServerTokens = createGameServerTokens(deps);
+    const popularity = createPopularityService({
+      ...deps,
+      isPublic: (kind, id) => {
+        const asset = kind === 'avatar' ? uploads.avatar(id) : uploads.world(id);
+        return asset !== undefined && asset.Publicity === 0;
+      },
+    });
+    const search = createSearchService({
+      ...deps,
+      uploads,
+      accounts,
+      hideBannedUsersContent: config.hideBannedUsersContent,
+    });
+    const assetTokens = createAssetTokens({ ...deps, uploads });
     const instances = createInstancesService({
       ...deps,
+      onInstanceOpened: (worldId) => popularity.use('world', worldId),
       notifier: hub,
       gameServers: hub,
       world: uploads.world,
@@ -157,6 +197,7 @@ export async function openHost(
       requestTimeoutMs: config.instances.requestTimeoutMs,
     });
     hub.inWorld = instances.isInWorld;
+    hub.allowAnyGameServer = config.allowAnyGameServer;
     const moderation = createModerationService({
       ...deps,
       log: moderationLog,
@@ -178,10 +219,17 @@ export async function openHost(
       uploads,
       instances,
       gameServerTokens,
+      search,
+      popularity,
+      assetTokens,
+      inviteCodes,
+      requireInviteCode,
       ids,
+      clock,
       hub,
       events,
       async close() {
+        await popularity.flush();
         await moderationLog.close();
         await store.close();
       },
@@ -205,7 +253,7 @@ export async function createServer(
   const core = await openHost(overrides, options);
   const { config, log, store, users, accounts, social, setup, invites, moderation, uploads, hub, events } =
     core;
-  const { instances, gameServerTokens } = core;
+  const { instances, gameServerTokens, search, popularity } = core;
   let http: Server | null = null;
   let socketHttp: Server | null = null;
   let socketPort = config.socket.port ?? config.port;
@@ -223,6 +271,7 @@ export async function createServer(
       gameServerTokens,
       hub,
       users,
+      core,
       socketPort: () => socketPort,
     });
     const server = createHttpServer(app.callback());
@@ -242,6 +291,7 @@ export async function createServer(
       hub,
       events,
       ids: core.ids,
+      clock: core.clock,
     });
     socketPort = port;
     if (config.socket.port !== null) {
@@ -265,6 +315,14 @@ export async function createServer(
       Math.min(config.uploads.chunkSetTtlSeconds * 1000, 10 * 60 * 1000),
     );
     sweeper.unref();
+    const popularityFlush = setInterval(
+      () =>
+        void popularity
+          .flush()
+          .catch((error: unknown) => log.error({ err: error }, 'popularity flush failed')),
+      5000,
+    );
+    popularityFlush.unref();
     const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}`;
     log.info({ url, dataDir: config.dataDir, users: users.size }, 'host started');
@@ -288,6 +346,8 @@ export async function createServer(
       uploads,
       instances,
       gameServerTokens,
+      search,
+      popularity,
       hub,
       socket,
       socketPort,
@@ -296,6 +356,7 @@ export async function createServer(
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);
+          clearInterval(popularityFlush);
           await socket.close();
           for (const s of socketServer ? [server, socketServer] : [server]) {
             await new Promise<void>((resolve) => {

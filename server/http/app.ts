@@ -16,6 +16,7 @@ import type { UploadsService } from '../services/uploads.js';
 import type { GameServerTokens } from '../services/game-servers.js';
 import type { InstancesService } from '../services/instances.js';
 import type { SocketHub } from '../socket/hub.js';
+import type { HostCore } from '../host.js';
 import type { SocialService } from '../services/social.js';
 import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
@@ -26,6 +27,8 @@ import { moderationRoutes } from './routes/moderation.js';
 import { fileRoutes } from './routes/files.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { instanceRoutes } from './routes/instances.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { adminRoutes } from './routes/admin.js';
 import { setupRoutes } from './routes/setup.js';
 
 export interface HttpDeps {
@@ -41,6 +44,8 @@ export interface HttpDeps {
   gameServerTokens: GameServerTokens;
   hub: SocketHub;
   users: UsersRepo;
+  /** Everything else the routes need (search, popularity, invite codes, settings...). */
+  core: HostCore;
   socketPort: () => number;
 }
 
@@ -105,6 +110,8 @@ export function createHttpApp(deps: HttpDeps): Koa {
   uploadRoutes(api, deps);
   fileRoutes(api, deps);
   instanceRoutes(api, deps);
+  discoveryRoutes(api, deps.core);
+  adminRoutes(api, deps.core);
   app.use(api.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));

@@ -17,6 +17,7 @@ import type { StoredToken, StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from './urls.js';
 import { createLoginThrottle } from './login-throttle.js';
+import type { InviteCodes } from './invite-codes.js';
 
 export function hashToken(content: string): Buffer {
   return createHash('sha256').update(content, 'utf8').digest();
@@ -41,6 +42,8 @@ export interface AccountsService {
   login(input: LoginRequest, remote?: string): Promise<LoginOutcome>;
   /** The user whose live token this is, or null (unknown user, wrong or expired token, banned, warned). */
   authenticate(userId: string, tokenContent: string): StoredUser | null;
+  /** Unix seconds at which this live token expires (0 when it is not a live token of the user). */
+  tokenExpiry(userId: string, tokenContent: string): number;
   /** Like authenticate, but throws the envelope's "Failed to authenticate user!" error. */
   requireUser(userId: string, tokenContent: string, message?: string): StoredUser;
   logout(userId: string, tokenContent: string): Promise<boolean>;
@@ -56,7 +59,14 @@ export interface AccountsService {
 
 const TOTP_PERIOD = 30;
 
-export function createAccountsService(deps: ServiceDeps & { localHosts: () => string[] }): AccountsService {
+export function createAccountsService(
+  deps: ServiceDeps & {
+    localHosts: () => string[];
+    inviteCodes: InviteCodes;
+    /** Whether sign-up needs an invite code right now (a host setting the owner can change). */
+    requireInviteCode: () => boolean;
+  },
+): AccountsService {
   const { users, store, clock, ids, config, passwords, presence, events } = deps;
   const throttle = createLoginThrottle(
     { maxFailures: config.limits.loginFailures, windowSeconds: config.limits.loginFailureWindowSeconds },
@@ -211,6 +221,11 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
     isBanned,
     authenticate,
 
+    tokenExpiry(userId, tokenContent) {
+      const user = users.get(userId);
+      return user ? (findToken(user, tokenContent)?.dateExpire ?? 0) : 0;
+    },
+
     requireUser(userId, tokenContent, message = 'Failed to authenticate user!') {
       const user = authenticate(userId, tokenContent);
       if (!user) throw new AppError(ErrorCode.INVALID_TOKEN, message);
@@ -224,7 +239,11 @@ export function createAccountsService(deps: ServiceDeps & { localHosts: () => st
       checkNewAccount(input, options.skipInviteCode ?? false);
       const token = newToken('account-create');
       const user = newUser(input, hashed, options.rank ?? Rank.Registered, token.stored);
-      await store.commit([users.insert(user)]);
+      const codeUse =
+        !options.skipInviteCode && deps.requireInviteCode()
+          ? deps.inviteCodes.claim(input.inviteCode ?? '', user.Id)
+          : null;
+      await store.commit(codeUse ? [users.insert(user), codeUse] : [users.insert(user)]);
       return { user, token: token.dto };
     },
 

@@ -21,7 +21,16 @@ export interface Ids {
   /** `prefix_` + lowercase UUID v4, e.g. `user_3f0c…`. */
   id(
     prefix:
-      'user' | 'avatar' | 'world' | 'file' | 'instance' | 'gameserver' | 'invreq' | 'modlog' | 'gstoken',
+      | 'user'
+      | 'avatar'
+      | 'world'
+      | 'file'
+      | 'instance'
+      | 'gameserver'
+      | 'invreq'
+      | 'modlog'
+      | 'gstoken'
+      | 'invcode',
   ): string;
   /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
   secret(): string;

@@ -42,6 +42,8 @@ export function createInstancesService(
     world: (id: string) => WorldMetaDto | undefined;
     invites: InvitesService;
     requestTimeoutMs: number;
+    /** Called when an instance of a world opens (popularity counts it). */
+    onInstanceOpened?: (worldId: string) => void;
   },
 ) {
   const { users, ids, notifier, gameServers } = deps;
@@ -228,6 +230,7 @@ export function createInstancesService(
       if (!set) byGameServer.set(gameServerId, (set = new Set()));
       set.add(instance.InstanceId);
       addMember(instance, request.userId);
+      deps.onInstanceOpened?.(instance.WorldId);
       const token = tempToken();
       gameServers.sendToGameServer(gameServerId, 'selectedgameserver', { instanceMeta: instance });
       gameServers.sendToGameServer(gameServerId, 'tempusertoken', {

@@ -28,7 +28,7 @@ interface InviteInbox {
 }
 
 export type InviteRequestOutcome =
-  | { ok: true; request: InviteRequestDto; delivered: Promise<void> }
+  | { ok: true; requestId: string; delivered: Promise<void> }
   | { ok: false; reason: InviteRefusal; retryAfter?: number };
 
 /** States a user may set on a request they received. */
@@ -49,6 +49,14 @@ export function createInvitesService(
   const inboxes: Collection<InviteInbox> = store.collection<InviteInbox>(INVITE_REQUESTS);
   /** `sender|target` -> ms of the last delivered request. */
   const lastSent = new Map<string, number>();
+  /** Friend lists as sets, rebuilt when the list object changes (the social service replaces it). */
+  const friendSets = new WeakMap<string[], Set<string>>();
+  function isFriend(user: { Friends: string[] }, otherId: string): boolean {
+    if (user.Friends.length < 16) return user.Friends.includes(otherId);
+    let set = friendSets.get(user.Friends);
+    if (!set) friendSets.set(user.Friends, (set = new Set(user.Friends)));
+    return set.has(otherId);
+  }
 
   function view(stored: StoredInviteRequest, toUserId: string, now: number): InviteRequestDto {
     const expired = stored.state === 'new' || stored.state === 'seen' ? now >= stored.expiresAt : false;
@@ -79,7 +87,7 @@ export function createInvitesService(
       if (!sender || !target) return { ok: false, reason: InviteRefusal.UNKNOWN_USER };
       if (target.Id === sender.Id) return { ok: false, reason: InviteRefusal.SELF };
       // Blocks end friendships, so a block shows as NOT_FRIENDS: the sender never learns they were blocked.
-      if (!target.Friends.includes(sender.Id) || target.BlockedUsers.includes(sender.Id)) {
+      if (!isFriend(target, sender.Id) || target.BlockedUsers.includes(sender.Id)) {
         return { ok: false, reason: InviteRefusal.NOT_FRIENDS };
       }
       if (!presence.isConnected(target.Id) || target.Bio.Status === Status.Offline) {
@@ -125,7 +133,7 @@ export function createInvitesService(
       const overflow = inbox.requests.length - config.socket.inviteRequestHistory;
       if (overflow > 0) inbox.requests.splice(0, overflow);
       const delivered = store.commit([inboxes.put(target.Id, inbox)]);
-      return { ok: true, request: view(stored, target.Id, now), delivered };
+      return { ok: true, requestId: stored.requestId, delivered };
     },
 
     /** The user's received requests, newest first. */

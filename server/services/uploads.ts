@@ -142,6 +142,8 @@ export function createUploadsService(
   const tmpDir = join(config.dataDir, 'tmp');
   const chunksDir = join(config.dataDir, 'chunks');
   const chains = new Map<string, Promise<unknown>>();
+  /** Bumped on every avatar or world change, so search indexes know when to rebuild. */
+  let contentVersion = 0;
   const chunkSets = new Map<string, ChunkSet>();
   /** build file id -> the avatar or world it belongs to */
   const buildOf = new Map<string, { kind: 'avatar' | 'world'; id: string }>();
@@ -371,6 +373,7 @@ export function createUploadsService(
     changes.push(avatars.put(avatar.Id, avatar));
     for (const old of replaced) changes.push(files.remove(old.FileId));
     indexAvatar(avatar);
+    contentVersion++;
     await store.commit(changes);
     await removeFiles(replaced);
     return avatar.Id;
@@ -434,6 +437,7 @@ export function createUploadsService(
     changes.push(worlds.put(world.Id, world));
     for (const old of replaced) changes.push(files.remove(old.FileId));
     indexWorld(world);
+    contentVersion++;
     await store.commit(changes);
     await removeFiles(replaced);
     return world.Id;
@@ -545,6 +549,7 @@ export function createUploadsService(
         changes.push(users.touch(owner));
       }
       unindex(kind, asset);
+      contentVersion++;
       await store.commit(changes);
       await removeFiles(doomed);
       return true;
@@ -831,6 +836,19 @@ export function createUploadsService(
     buildOf: (fileId: string) => buildOf.get(fileId),
     avatar: (id: string) => avatars.get(id),
     world: (id: string) => worlds.get(id),
+    allAvatars: () => avatars.values(),
+    allWorlds: () => worlds.values(),
+    get contentVersion() {
+      return contentVersion;
+    },
+    /** Stores asset-token changes on an avatar or world (their hashes only). */
+    async saveAssetTokens(kind: 'avatar' | 'world', asset: AvatarMetaDto | WorldMetaDto): Promise<void> {
+      await store.commit([
+        kind === 'avatar'
+          ? avatars.put(asset.Id, asset as AvatarMetaDto)
+          : worlds.put(asset.Id, asset as WorldMetaDto),
+      ]);
+    },
     filesOf(userId: string): StoredFile[] {
       return [...files.values()]
         .filter((f) => f.UserId === userId)

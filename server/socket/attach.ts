@@ -24,6 +24,7 @@ export interface SocketDeps {
   hub: SocketHub;
   events: HostEvents;
   ids: { id(prefix: 'gameserver'): string };
+  clock: { now(): number };
 }
 
 /** Messages only a game server may send (reference 8.5). */
@@ -55,6 +56,8 @@ interface Connection {
   ws: WebSocket;
   userId: string | null;
   token: string | null;
+  /** Unix seconds when the token expires; bans, warnings and logouts arrive as events instead. */
+  tokenExpiresAt: number;
   /** Set once the socket authenticated as a game server. */
   gameServerId: string | null;
   gameServerTokenId: string | null;
@@ -109,9 +112,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       Status: hub.isConnected(userId) ? user.Bio.Status : Status.Offline,
       StatusText: user.Bio.StatusText,
     };
-    for (const friendId of user.Friends) {
-      if (hub.isConnected(friendId)) hub.send(friendId, ServerMessage.friendStatus, result);
-    }
+    hub.sendToMany(user.Friends, ServerMessage.friendStatus, result);
   }
 
   function onConnection(ws: WebSocket, req: IncomingMessage): void {
@@ -120,6 +121,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       ws,
       userId: null,
       token: null,
+      tokenExpiresAt: 0,
       gameServerId: null,
       gameServerTokenId: null,
       alive: true,
@@ -166,6 +168,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   }
 
   function onMessage(conn: Connection, data: RawData, _isBinary: boolean): void {
+    // Any message proves the peer is alive, as a pong does: a busy client is not cut off for a late pong.
+    conn.alive = true;
     if (!takeAllowance(conn)) {
       const now = Date.now();
       if (now - conn.rateNoticeAt >= 1000) {
@@ -247,6 +251,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       }
       conn.userId = user.Id;
       conn.token = envelope.tokenContent;
+      conn.tokenExpiresAt = accounts.tokenExpiry(user.Id, envelope.tokenContent);
       const first = hub.add(user.Id, conn.ws);
       send(conn, ServerMessage.authenticated, { userId: user.Id });
       if (first) friendStatus(user.Id);
@@ -301,7 +306,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
             () =>
               send(conn, ServerMessage.sentInviteRequest, {
                 targetUserId: target,
-                requestId: outcome.request.requestId,
+                requestId: outcome.requestId,
               }),
             (error: unknown) => log.error({ err: error }, 'could not save an invite request'),
           );
@@ -349,6 +354,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
 
   const heartbeat = setInterval(() => {
     const now = Date.now();
+    const nowSeconds = Math.floor(deps.clock.now() / 1000);
     for (const conn of connections) {
       if (!conn.alive) {
         conn.ws.terminate();
@@ -362,7 +368,13 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         conn.ws.close(CloseCode.NOT_VERIFIED_IN_TIME, 'not verified in time');
         continue;
       }
-      if (conn.userId !== null && conn.token !== null && !accounts.authenticate(conn.userId, conn.token)) {
+      // Only an expiring token needs a look here (a clock comparison, no hashing per socket per tick).
+      if (
+        conn.userId !== null &&
+        conn.token !== null &&
+        nowSeconds >= conn.tokenExpiresAt &&
+        !accounts.authenticate(conn.userId, conn.token)
+      ) {
         conn.ws.close(CloseCode.TOKEN_REVOKED, 'token expired or revoked');
         continue;
       }

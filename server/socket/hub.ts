@@ -13,6 +13,8 @@ export class SocketHub implements Presence, Notifier {
   readonly #byUser = new Map<string, Set<HubSocket>>();
   readonly #gameServers = new Map<string, HubSocket>();
   #count = 0;
+  /** Set from the configuration: game servers may connect without a token. */
+  allowAnyGameServer = false;
   /** Set by the instances service: whether a user is in a live instance. */
   inWorld: (userId: string) => boolean = () => false;
 
@@ -68,6 +70,10 @@ export class SocketHub implements Presence, Notifier {
     this.#gameServers.delete(gameServerId);
   }
 
+  gameServerAcceptsAny(): boolean {
+    return this.allowAnyGameServer;
+  }
+
   hasGameServer(gameServerId: string): boolean {
     return this.#gameServers.has(gameServerId);
   }
@@ -86,6 +92,17 @@ export class SocketHub implements Presence, Notifier {
 
   get verifiedSockets(): number {
     return this.#count;
+  }
+
+  /** Sends one message to many users, serialising it once. */
+  sendToMany(userIds: Iterable<string>, message: string, result: Record<string, unknown>): void {
+    let text: string | null = null;
+    for (const userId of userIds) {
+      const set = this.#byUser.get(userId);
+      if (!set) continue;
+      text ??= JSON.stringify({ message, result });
+      for (const socket of set) socket.send(text);
+    }
   }
 
   send(userId: string, message: string, result: Record<string, unknown>): void {

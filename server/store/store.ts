@@ -18,6 +18,8 @@ export interface StoreMeta {
   schemaVersion: number;
   createdAt: number;
   ownerSetupDone: boolean;
+  /** Host settings changed at run time by the owner or admins; they override the configuration. */
+  settings?: { requireInviteCode?: boolean };
 }
 
 interface RecordFile<T> {
@@ -265,6 +267,7 @@ export class Store {
   #collections = new Map<string, Collection<unknown>>();
   #release: (() => Promise<void>) | null = null;
   #closed = false;
+  readonly #inFlight = new Set<Promise<void>>();
   meta!: Low<StoreMeta>;
 
   private constructor(
@@ -283,8 +286,19 @@ export class Store {
   }
 
   /** Makes the given in-memory changes durable; resolves once all of them are on disk. */
-  async commit(changes: Change[]): Promise<void> {
-    if (this.#closed) throw new Error('store is closed');
+  commit(changes: Change[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('store is closed'));
+    const work = this.#commit(changes);
+    // Close waits for every write in flight, so a shutdown never cuts one off.
+    this.#inFlight.add(work);
+    void work.then(
+      () => this.#inFlight.delete(work),
+      () => this.#inFlight.delete(work),
+    );
+    return work;
+  }
+
+  async #commit(changes: Change[]): Promise<void> {
     const unique = new Map<string, Change>();
     for (const change of changes) unique.set(`${change.collection}/${change.id}`, change);
     const list = [...unique.values()];
@@ -308,6 +322,7 @@ export class Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.allSettled([...this.#inFlight]);
     await this.#release?.();
   }
 

@@ -47,7 +47,7 @@ describe('socket', () => {
   });
 
   beforeEach(async () => {
-    host = await startHost({ socket: { heartbeatMs: 100, verifyTimeoutMs: 400 } }, { clock });
+    host = await startHost({ socket: { heartbeatMs: 250, verifyTimeoutMs: 600 } }, { clock });
     alice = await signUp(host, 'alice');
     bob = await signUp(host, 'bob');
     carol = await signUp(host, 'carol');
@@ -140,7 +140,7 @@ describe('socket', () => {
 
     it('closes a socket that never verifies', async () => {
       const socket = await raw();
-      expect((await socket.waitClosed(2000)).code).toBe(4002);
+      expect((await socket.waitClosed(4000)).code).toBe(4002);
     });
 
     it('terminates a client that never answers pings, and forgets it', async () => {
@@ -149,7 +149,7 @@ describe('socket', () => {
       silent.sendJson({ userId: alice.id, tokenContent: alice.token, message: 'auth', args: {} });
       await silent.next('authenticated');
       expect(host.server.hub.isConnected(alice.id)).toBe(true);
-      const closed = await silent.waitClosed(2000);
+      const closed = await silent.waitClosed(4000);
       expect(closed.code).toBe(1006);
       await settle(50);
       expect(host.server.hub.isConnected(alice.id)).toBe(false);

@@ -12,6 +12,7 @@ import type { AccountsService } from '../../services/accounts.js';
 import type { StoredFile, UploadsService } from '../../services/uploads.js';
 import type { StoredUser } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
+import type { HostCore } from '../../host.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -101,9 +102,14 @@ function rangeOf(header: string, size: number): { start: number; end: number } |
 
 export function fileRoutes(
   router: Router,
-  deps: { accounts: AccountsService; uploads: UploadsService },
+  deps: {
+    accounts: AccountsService;
+    uploads: UploadsService;
+    core: Pick<HostCore, 'popularity' | 'assetTokens' | 'hub' | 'gameServerTokens'>;
+  },
 ): void {
   const { accounts, uploads } = deps;
+  const { popularity, assetTokens, hub } = deps.core;
 
   /** The caller, when a request carries credentials in headers (for OwnerOnly downloads); never from the URL. */
   function caller(ctx: Context): StoredUser | null {
@@ -180,7 +186,11 @@ export function fileRoutes(
               : 'WorldMeta does not exist!',
           );
         }
-        if (asset.Publicity === Publicity.Anyone) return sendFile(ctx, record, 'public');
+        if (asset.Publicity === Publicity.Anyone) {
+          // A download of a public build counts as a use (issue 8); a 304 or a range request does too.
+          popularity.use(build!.kind, asset.Id);
+          return sendFile(ctx, record, 'public');
+        }
         if (isOwner) return sendFile(ctx, record, 'private');
         throw new AppError(
           ErrorCode.FORBIDDEN,
@@ -190,6 +200,33 @@ export function fileRoutes(
       default:
         throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
     }
+  });
+
+  /** OwnerOnly builds with an asset token (manageAssetToken); server scripts for a connected game server. */
+  router.get('/file/:userid/:fileid/:filetoken', async (ctx) => {
+    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+    const token = ctx.params.filetoken!;
+    if (record.UploadType === UploadType.ServerScript) {
+      if (hub.hasGameServer(token)) return sendFile(ctx, record, 'private');
+      throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
+    }
+    const build = uploads.buildOf(record.FileId);
+    if (record.UploadType === UploadType.Media) return sendFile(ctx, record, 'public');
+    if (build && assetTokens.allows(build.id, token)) return sendFile(ctx, record, 'private');
+    throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
+  });
+
+  /** Server scripts for a game server that proves itself with its id and its token (the real server checked only the id). */
+  router.get('/file/:userid/:fileid/:gameServerId/:gameServerToken', async (ctx) => {
+    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+    const ok =
+      record.UploadType === UploadType.ServerScript &&
+      hub.hasGameServer(ctx.params.gameServerId!) &&
+      (deps.core.gameServerTokens.verify(ctx.params.gameServerToken) !== null || hub.gameServerAcceptsAny());
+    if (!ok) throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
+    return sendFile(ctx, record, 'private');
   });
 
   router.get('/filemeta/:userid/:fileid', (ctx) => {

@@ -1,0 +1,70 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { ErrorCode } from '../../protocol/errors.js';
+import { Rank } from '../../protocol/enums.js';
+import { AuthRequest } from '../../protocol/schemas.js';
+import { AppError } from '../../errors.js';
+import type { HostCore } from '../../host.js';
+import { parse, reply } from '../envelope.js';
+
+/** Host administration for the owner and admins: invite codes and run-time host settings. */
+export function adminRoutes(router: Router, core: HostCore): void {
+  const { accounts, inviteCodes, store } = core;
+
+  function requireAdmin(userid: string, tokenContent: string) {
+    const me = accounts.requireUser(userid, tokenContent);
+    if (me.Rank < Rank.Admin)
+      throw new AppError(ErrorCode.FORBIDDEN, 'Invalid permissions! This is for admins and the owner.');
+    return me;
+  }
+
+  router.post('/inviteCodes', (ctx) => {
+    const input = parse(AuthRequest, ctx.request.body);
+    requireAdmin(input.userid, input.tokenContent);
+    reply(ctx, 'Got invite codes', { InviteCodes: inviteCodes.list() });
+  });
+
+  router.post('/createInviteCode', async (ctx) => {
+    const input = parse(
+      AuthRequest.extend({
+        label: z.string().max(100).optional(),
+        singleUse: z.boolean().optional(),
+        expiresInSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(366 * 86_400)
+          .optional(),
+      }),
+      ctx.request.body,
+    );
+    const me = requireAdmin(input.userid, input.tokenContent);
+    const { code, record } = await inviteCodes.create(
+      {
+        label: input.label ?? '',
+        singleUse: input.singleUse ?? true,
+        expiresInSeconds: input.expiresInSeconds ?? 0,
+      },
+      me.Id,
+    );
+    // The code is shown this once; the host keeps its hash.
+    reply(ctx, 'Created invite code', { code, InviteCode: record });
+  });
+
+  router.post('/revokeInviteCode', async (ctx) => {
+    const input = parse(AuthRequest.extend({ codeId: z.string().min(1).max(200) }), ctx.request.body);
+    requireAdmin(input.userid, input.tokenContent);
+    await inviteCodes.revoke(input.codeId);
+    reply(ctx, 'Revoked invite code');
+  });
+
+  router.post('/hostSettings', async (ctx) => {
+    const input = parse(AuthRequest.extend({ requireInviteCode: z.boolean().optional() }), ctx.request.body);
+    requireAdmin(input.userid, input.tokenContent);
+    if (input.requireInviteCode !== undefined) {
+      store.meta.data.settings = { ...store.meta.data.settings, requireInviteCode: input.requireInviteCode };
+      await store.meta.write();
+    }
+    reply(ctx, 'Got host settings', { requireInviteCode: core.requireInviteCode() });
+  });
+}

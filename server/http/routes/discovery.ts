@@ -1,0 +1,101 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AuthRequest } from '../../protocol/schemas.js';
+import { AppError } from '../../errors.js';
+import type { HostCore } from '../../host.js';
+import { POPULARITY_WINDOWS } from '../../services/popularity.js';
+import { parse, reply } from '../envelope.js';
+import { z } from 'zod';
+
+export const ITEMS_PER_PAGE_MAX = 100;
+export const SEARCH_TEXT_MAX = 100;
+
+/** itemsPerPage and page from the path: whole numbers in range, or a refusal that says which. */
+function paging(ctx: Context): { itemsPerPage: number; page: number } {
+  const fields: Record<string, string> = {};
+  const items = ctx.params.itemsPerPage ?? '';
+  const page = ctx.params.page ?? '';
+  if (!/^\d{1,6}$/.test(items) || Number(items) < 1 || Number(items) > ITEMS_PER_PAGE_MAX) {
+    fields.itemsPerPage = `must be a whole number from 1 to ${ITEMS_PER_PAGE_MAX}`;
+  }
+  if (!/^\d{1,6}$/.test(page)) fields.page = 'must be a whole number from 0';
+  if (Object.keys(fields).length > 0)
+    throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', fields);
+  return { itemsPerPage: Number(items), page: Number(page) };
+}
+
+function text(ctx: Context, name: string): string {
+  const value = (ctx.params[name] ?? '').trim();
+  if (value.length === 0 || value.length > SEARCH_TEXT_MAX) {
+    throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
+      [name]: `must be 1 to ${SEARCH_TEXT_MAX} characters`,
+    });
+  }
+  return value;
+}
+
+/** Search, tags, popularity and asset tokens (issue 8). */
+export function discoveryRoutes(router: Router, core: HostCore): void {
+  const { search, popularity, assetTokens, accounts } = core;
+
+  router.get('/search/user/:username/:itemsPerPage/:page', (ctx) => {
+    const { itemsPerPage, page } = paging(ctx);
+    reply(ctx, 'Got search results', { Candidates: search.users(text(ctx, 'username'), itemsPerPage, page) });
+  });
+  for (const kind of ['avatar', 'world'] as const) {
+    router.get(`/search/${kind}/:name/:itemsPerPage/:page`, (ctx) => {
+      const { itemsPerPage, page } = paging(ctx);
+      reply(ctx, 'Got search results', {
+        Candidates: search.byName(kind, text(ctx, 'name'), itemsPerPage, page),
+      });
+    });
+    router.get(`/tag/${kind}/:tag/:itemsPerPage/:page`, (ctx) => {
+      const { itemsPerPage, page } = paging(ctx);
+      reply(ctx, 'Got search results', {
+        Candidates: search.byTag(kind, text(ctx, 'tag'), itemsPerPage, page),
+      });
+    });
+    router.get(`/popularity/${kind}/:type/:itemsPerPage/:page`, (ctx) => {
+      const type = ctx.params.type ?? '';
+      if (!/^[0-4]$/.test(type)) {
+        throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
+          type: `must be 0 to 4 (${POPULARITY_WINDOWS.join(', ')})`,
+        });
+      }
+      const { itemsPerPage, page } = paging(ctx);
+      reply(ctx, 'Got popularity', { Popularity: popularity.top(kind, Number(type), itemsPerPage, page) });
+    });
+  }
+
+  const ManageAssetToken = AuthRequest.extend({
+    action: z.unknown(),
+    assetId: z.string().min(1).max(200),
+    assetToken: z.string().max(512).optional(),
+  });
+  router.post('/manageAssetToken', async (ctx) => {
+    const input = parse(ManageAssetToken, ctx.request.body);
+    // The real server never answers a string action; we refuse it clearly.
+    if (input.action !== 0 && input.action !== 1) {
+      throw new AppError(
+        ErrorCode.INVALID_PARAMETERS,
+        'Invalid parameters! action must be the number 0 (add) or 1 (remove).',
+        {
+          action: 'must be the number 0 or 1',
+        },
+      );
+    }
+    const me = accounts.requireUser(input.userid, input.tokenContent);
+    if (input.action === 0) {
+      reply(ctx, 'Added Token!', { token: await assetTokens.add(me, input.assetId) });
+      return;
+    }
+    if (!input.assetToken) {
+      throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
+        assetToken: 'is required to remove a token',
+      });
+    }
+    await assetTokens.remove(me, input.assetId, input.assetToken);
+    reply(ctx, 'Removed Token!');
+  });
+}

@@ -1,0 +1,112 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorCode } from '../protocol/errors.js';
+import type { TokenDto } from '../protocol/types.js';
+import type { AvatarMetaDto, WorldMetaDto } from '../protocol/uploads.js';
+import { AppError } from '../errors.js';
+import type { StoredUser } from '../store/users.js';
+import { unixSeconds, type ServiceDeps } from './context.js';
+import type { UploadsService } from './uploads.js';
+
+/** An asset token as stored on its avatar or world: only its hash. Never shown by meta endpoints. */
+interface StoredAssetToken {
+  hash: string;
+  dateCreated: number;
+  dateExpire: number;
+  app: string;
+}
+
+type WithTokens = (AvatarMetaDto | WorldMetaDto) & { Tokens?: StoredAssetToken[] };
+
+const ASSET_TOKEN_SECONDS = 3600;
+const MAX_TOKENS = 50;
+const sha = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * manageAssetToken (reference 6.6): the owner of an OwnerOnly avatar or world hands out one-hour tokens that let
+ * others download its builds through `file/:userid/:fileid/:filetoken`.
+ */
+export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { uploads: UploadsService }) {
+  const { clock, ids, uploads } = deps;
+
+  function assetOf(assetId: string): { kind: 'avatar' | 'world'; asset: WithTokens } | null {
+    if (assetId.startsWith('avatar_')) {
+      const asset = uploads.avatar(assetId);
+      return asset ? { kind: 'avatar', asset } : null;
+    }
+    if (assetId.startsWith('world_')) {
+      const asset = uploads.world(assetId);
+      return asset ? { kind: 'world', asset } : null;
+    }
+    return null;
+  }
+
+  function live(asset: WithTokens): StoredAssetToken[] {
+    const now = unixSeconds(clock);
+    return (asset.Tokens ?? []).filter((t) => t.dateExpire > now);
+  }
+
+  return {
+    async add(caller: StoredUser, assetId: string): Promise<TokenDto> {
+      const found = assetOf(assetId);
+      if (!found)
+        throw new AppError(
+          ErrorCode.CONTENT_NOT_FOUND,
+          'Failed to add Token! No avatar or world has that id.',
+        );
+      if (found.asset.OwnerId !== caller.Id)
+        throw new AppError(ErrorCode.NOT_OWNER, 'Failed to add Token! You do not own that asset.');
+      const now = unixSeconds(clock);
+      const content = ids.secret();
+      const token: TokenDto = {
+        content,
+        dateCreated: now,
+        dateExpire: now + ASSET_TOKEN_SECONDS,
+        app: 'unknown',
+      };
+      const kept = live(found.asset).slice(-(MAX_TOKENS - 1));
+      found.asset.Tokens = [
+        ...kept,
+        {
+          hash: sha(content).toString('hex'),
+          dateCreated: now,
+          dateExpire: token.dateExpire,
+          app: 'unknown',
+        },
+      ];
+      await uploads.saveAssetTokens(found.kind, found.asset);
+      return token;
+    },
+
+    async remove(caller: StoredUser, assetId: string, assetToken: string): Promise<void> {
+      const found = assetOf(assetId);
+      if (!found)
+        throw new AppError(
+          ErrorCode.CONTENT_NOT_FOUND,
+          'Failed to remove Token! No avatar or world has that id.',
+        );
+      if (found.asset.OwnerId !== caller.Id)
+        throw new AppError(ErrorCode.NOT_OWNER, 'Failed to remove Token! You do not own that asset.');
+      const given = sha(assetToken).toString('hex');
+      const before = found.asset.Tokens ?? [];
+      const after = before.filter((t) => t.hash !== given);
+      if (after.length === before.length)
+        throw new AppError(ErrorCode.NOT_FOUND, 'Failed to remove Token! That token does not exist.');
+      found.asset.Tokens = after;
+      await uploads.saveAssetTokens(found.kind, found.asset);
+    },
+
+    /** True when `token` is a live asset token of the avatar or world with id `assetId`. */
+    allows(assetId: string, token: string): boolean {
+      const found = assetOf(assetId);
+      if (!found) return false;
+      const given = sha(token);
+      let ok = false;
+      for (const stored of live(found.asset)) {
+        if (timingSafeEqual(Buffer.from(stored.hash, 'hex'), given)) ok = true;
+      }
+      return ok;
+    },
+  };
+}
+
+export type AssetTokens = ReturnType<typeof createAssetTokens>;

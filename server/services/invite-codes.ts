@@ -1,0 +1,124 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorCode } from '../protocol/errors.js';
+import { AppError } from '../errors.js';
+import type { Change, Collection } from '../store/store.js';
+import { unixSeconds, type ServiceDeps } from './context.js';
+
+export const INVITE_CODES = 'invitecodes';
+
+interface StoredInviteCode {
+  id: string;
+  /** SHA-256 of the code; the code is shown once, to whoever made it. */
+  hash: string;
+  label: string;
+  singleUse: boolean;
+  createdAt: number;
+  createdBy: string;
+  /** Unix seconds, 0 for never. */
+  expiresAt: number;
+  uses: Array<{ userId: string; at: number }>;
+  revoked: boolean;
+}
+
+export interface InviteCodeDto {
+  id: string;
+  label: string;
+  singleUse: boolean;
+  createdAt: number;
+  createdBy: string;
+  expiresAt: number;
+  uses: Array<{ userId: string; at: number }>;
+  revoked: boolean;
+  /** usable now */
+  active: boolean;
+}
+
+const sha = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** Invite codes made by the owner and admins: single-use or reusable, with an optional expiry. */
+export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids' | 'config'>) {
+  const { store, clock, ids, config } = deps;
+  const codes: Collection<StoredInviteCode> = store.collection<StoredInviteCode>(INVITE_CODES);
+
+  function usable(code: StoredInviteCode, now: number): boolean {
+    return (
+      !code.revoked &&
+      (code.expiresAt === 0 || code.expiresAt > now) &&
+      !(code.singleUse && code.uses.length > 0)
+    );
+  }
+  function dto(code: StoredInviteCode): InviteCodeDto {
+    const { hash: _hash, ...rest } = code;
+    return { ...rest, uses: [...code.uses], active: usable(code, unixSeconds(clock)) };
+  }
+  function find(code: string): StoredInviteCode | undefined {
+    const given = sha(code);
+    let found: StoredInviteCode | undefined;
+    for (const stored of codes.values()) {
+      if (timingSafeEqual(Buffer.from(stored.hash, 'hex'), given)) found = stored;
+    }
+    return found;
+  }
+
+  return {
+    /**
+     * Checks `code` for a sign-up; returns the change that records its use (to commit with the new user), or
+     * null for a code from the host configuration. Throws when the code cannot be used.
+     */
+    claim(code: string, userId: string | null): Change | null {
+      if (code !== '' && config.globalInviteCodes.includes(code)) return null;
+      const stored = code === '' ? undefined : find(code);
+      const now = unixSeconds(clock);
+      if (!stored || !usable(stored, now)) {
+        const why = !stored
+          ? code === ''
+            ? 'This host requires an invite code'
+            : 'Invite code is not valid'
+          : stored.revoked
+            ? 'Invite code was revoked'
+            : stored.singleUse && stored.uses.length > 0
+              ? 'Invite code was already used'
+              : 'Invite code has expired';
+        throw new AppError(ErrorCode.INVITE_CODE_REQUIRED, `Failed to create user! ${why}.`, {
+          inviteCode: why,
+        });
+      }
+      // A null user only checks the code, e.g. before spending time on hashing a password.
+      if (userId === null) return null;
+      stored.uses.push({ userId, at: now });
+      return codes.put(stored.id, stored);
+    },
+
+    async create(input: { label: string; singleUse: boolean; expiresInSeconds: number }, createdBy: string) {
+      const code = ids.secret().slice(0, 20);
+      const now = unixSeconds(clock);
+      const stored: StoredInviteCode = {
+        id: ids.id('invcode'),
+        hash: sha(code).toString('hex'),
+        label: input.label.trim().slice(0, 100),
+        singleUse: input.singleUse,
+        createdAt: now,
+        createdBy,
+        expiresAt: input.expiresInSeconds > 0 ? now + input.expiresInSeconds : 0,
+        uses: [],
+        revoked: false,
+      };
+      await store.commit([codes.put(stored.id, stored)]);
+      return { code, record: dto(stored) };
+    },
+
+    async revoke(id: string): Promise<void> {
+      const stored = codes.get(id);
+      if (!stored)
+        throw new AppError(ErrorCode.NOT_FOUND, 'No invite code has that id.', { codeId: 'not found' });
+      stored.revoked = true;
+      await store.commit([codes.put(id, stored)]);
+    },
+
+    list(): InviteCodeDto[] {
+      return [...codes.values()].map(dto).sort((a, b) => b.createdAt - a.createdAt);
+    },
+  };
+}
+
+export type InviteCodes = ReturnType<typeof createInviteCodes>;

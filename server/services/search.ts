@@ -1,0 +1,125 @@
+import { Publicity } from '../protocol/enums.js';
+import type { AvatarMetaDto, WorldMetaDto } from '../protocol/uploads.js';
+import type { AccountsService } from './accounts.js';
+import type { ServiceDeps } from './context.js';
+import type { UploadsService } from './uploads.js';
+
+interface Entry {
+  id: string;
+  /** Lowercased name, for case-insensitive matching. */
+  name: string;
+  ownerId: string;
+  tags: string[];
+}
+
+/**
+ * Search by name and by tag (issue 8): plain case-insensitive text (never a regex built from input, unlike the
+ * real server), really paginated, OwnerOnly items never listed, banned owners' content hidden unless configured.
+ * Entries are kept sorted by name and rebuilt only when content changed, so a query is one scan of short strings.
+ */
+export function createSearchService(
+  deps: Pick<ServiceDeps, 'users'> & {
+    uploads: UploadsService;
+    accounts: AccountsService;
+    hideBannedUsersContent: boolean;
+  },
+) {
+  const { users, uploads, accounts } = deps;
+  let built = -1;
+  let avatars: Entry[] = [];
+  let worlds: Entry[] = [];
+  let avatarTags = new Map<string, Entry[]>();
+  let worldTags = new Map<string, Entry[]>();
+  let userVersion = -1;
+  let userEntries: Array<{ id: string; name: string }> = [];
+
+  const toEntry = (meta: AvatarMetaDto | WorldMetaDto): Entry => ({
+    id: meta.Id,
+    name: meta.Name.toLowerCase(),
+    ownerId: meta.OwnerId,
+    tags: meta.Tags.map((t) => t.toLowerCase()),
+  });
+  const byName = (a: { name: string; id: string }, b: { name: string; id: string }) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1;
+
+  function tagIndex(entries: Entry[]): Map<string, Entry[]> {
+    const index = new Map<string, Entry[]>();
+    for (const entry of entries) {
+      for (const tag of new Set(entry.tags)) {
+        const list = index.get(tag);
+        if (list) list.push(entry);
+        else index.set(tag, [entry]);
+      }
+    }
+    return index;
+  }
+
+  function refresh(): void {
+    if (built === uploads.contentVersion) return;
+    built = uploads.contentVersion;
+    avatars = [...uploads.allAvatars()]
+      .filter((a) => a.Publicity === Publicity.Anyone)
+      .map(toEntry)
+      .sort(byName);
+    worlds = [...uploads.allWorlds()]
+      .filter((w) => w.Publicity === Publicity.Anyone)
+      .map(toEntry)
+      .sort(byName);
+    avatarTags = tagIndex(avatars);
+    worldTags = tagIndex(worlds);
+  }
+
+  function visible(entry: Entry): boolean {
+    if (!deps.hideBannedUsersContent) return true;
+    const owner = users.get(entry.ownerId);
+    return owner !== undefined && !accounts.isBanned(owner);
+  }
+
+  function page<T>(
+    list: Iterable<T>,
+    keep: (item: T) => boolean,
+    itemsPerPage: number,
+    pageNumber: number,
+  ): T[] {
+    const start = itemsPerPage * pageNumber;
+    const out: T[] = [];
+    let seen = 0;
+    for (const item of list) {
+      if (!keep(item)) continue;
+      if (seen++ < start) continue;
+      out.push(item);
+      if (out.length === itemsPerPage) break;
+    }
+    return out;
+  }
+
+  return {
+    users(text: string, itemsPerPage: number, pageNumber: number): string[] {
+      if (userVersion !== users.size) {
+        userVersion = users.size;
+        userEntries = [...users.values()]
+          .map((u) => ({ id: u.Id, name: u.Username.toLowerCase() }))
+          .sort(byName);
+      }
+      const needle = text.toLowerCase();
+      return page(userEntries, (u) => u.name.includes(needle), itemsPerPage, pageNumber).map((u) => u.id);
+    },
+
+    byName(kind: 'avatar' | 'world', text: string, itemsPerPage: number, pageNumber: number): string[] {
+      refresh();
+      const needle = text.toLowerCase();
+      const list = kind === 'avatar' ? avatars : worlds;
+      return page(list, (e) => e.name.includes(needle) && visible(e), itemsPerPage, pageNumber).map(
+        (e) => e.id,
+      );
+    },
+
+    byTag(kind: 'avatar' | 'world', tag: string, itemsPerPage: number, pageNumber: number): string[] {
+      refresh();
+      const list = (kind === 'avatar' ? avatarTags : worldTags).get(tag.toLowerCase()) ?? [];
+      return page(list, visible, itemsPerPage, pageNumber).map((e) => e.id);
+    },
+  };
+}
+
+export type SearchService = ReturnType<typeof createSearchService>;

@@ -62,6 +62,8 @@ export interface HostServer {
   readonly socketPort: number;
   readonly events: HostEvents;
   readonly log: Logger;
+  /** Every service, for embedders and tests. */
+  readonly core: HostCore;
   close(): Promise<void>;
 }
 
@@ -353,6 +355,7 @@ export async function createServer(
       socketPort,
       events,
       log,
+      core,
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);

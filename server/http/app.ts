@@ -20,6 +20,7 @@ import type { HostCore } from '../host.js';
 import type { SocialService } from '../services/social.js';
 import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
+import { buildOpenApi, renderApiPage } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
 import { inviteRoutes } from './routes/invites.js';
@@ -49,6 +50,9 @@ export interface HttpDeps {
   socketPort: () => number;
 }
 
+/** Version of our API document (the wire protocol itself is Hypernex 1.4). */
+export const API_VERSION = '1.4.1-companion.1';
+
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** UI pages may talk to this host only (HTTP and socket) and load no outside script. */
@@ -56,7 +60,7 @@ const UI_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: http: https:; " +
   "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
-export function createHttpApp(deps: HttpDeps): Koa {
+export function createHttpApp(deps: HttpDeps): Koa & { apiRouter: Router } {
   const app = new Koa();
   app.silent = true;
 
@@ -112,10 +116,24 @@ export function createHttpApp(deps: HttpDeps): Koa {
   instanceRoutes(api, deps);
   discoveryRoutes(api, deps.core);
   adminRoutes(api, deps.core);
+  // The document describes every route registered above, so it is built once they all are.
+  const document = buildOpenApi(api, '/api/v1', API_VERSION);
+  const page = renderApiPage(document);
+  const docs = new Router({ prefix: '/api/v1' });
+  docs.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = document;
+  });
+  docs.get('/docs', (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    ctx.body = page;
+  });
   app.use(api.routes());
+  app.use(docs.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));
-  return app;
+  return Object.assign(app, { apiRouter: api });
 }
 
 /** The built renderer at `/`, with index.html for any other page path (client-side routes). */

@@ -238,3 +238,47 @@ export const ModerationLogRequest = AuthRequest.extend({
 export const ModerationLookupRequest = AuthRequest.extend({
   query: z.string().min(1).max(200),
 });
+
+export const RemoveAvatarRequest = AuthRequest.extend({ avatarid: id });
+export const RemoveWorldRequest = AuthRequest.extend({ worldid: id });
+export const RemoveFileRequest = AuthRequest.extend({ fileid: id });
+export const AddGameServerTokenRequest = AuthRequest.extend({ label: z.string().max(100) });
+export const RevokeGameServerTokenRequest = AuthRequest.extend({ tokenId: id });
+export const ManageAssetTokenRequest = AuthRequest.extend({
+  /** The number 0 (add) or 1 (remove); checked by the route so a string gets its own clear refusal. */
+  action: z.unknown(),
+  assetId: id,
+  assetToken: z.string().max(512).optional(),
+});
+export const CreateInviteCodeRequest = AuthRequest.extend({
+  label: z.string().max(100).optional(),
+  singleUse: z.boolean().optional(),
+  expiresInSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(366 * 86_400)
+    .optional(),
+});
+export const RevokeInviteCodeRequest = AuthRequest.extend({ codeId: id });
+export const HostSettingsRequest = AuthRequest.extend({ requireInviteCode: z.boolean().optional() });
+export const JsonUploadRequest = AuthRequest.extend({
+  file: z.object({ name: z.string().min(1).max(255), data: z.string() }),
+  avatarMeta: z.unknown().optional(),
+  worldMeta: z.unknown().optional(),
+});
+export const UploadPartStatusRequest = AuthRequest.extend({ chunkId: z.string().max(100) });
+/** The text fields of a multipart upload (the file part is named `file`), for documentation. */
+export const MultipartUploadFields = z.object({
+  userid: z.string(),
+  tokenContent: z.string(),
+  avatarMeta: z.string().optional(),
+  worldMeta: z.string().optional(),
+  file: z.string().describe('the file part (binary)'),
+});
+export const MultipartUploadPartFields = MultipartUploadFields.extend({
+  chunkId: z.string().describe('"" for the first chunk, then the id the host returned'),
+  chunkNumber: z.string().describe('0-based'),
+  amountOfChunks: z.string(),
+  originalFileName: z.string(),
+});

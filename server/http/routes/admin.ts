@@ -1,8 +1,12 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
 import { ErrorCode } from '../../protocol/errors.js';
 import { Rank } from '../../protocol/enums.js';
-import { AuthRequest } from '../../protocol/schemas.js';
+import {
+  AuthRequest,
+  CreateInviteCodeRequest,
+  HostSettingsRequest,
+  RevokeInviteCodeRequest,
+} from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { HostCore } from '../../host.js';
 import { parse, reply } from '../envelope.js';
@@ -25,19 +29,7 @@ export function adminRoutes(router: Router, core: HostCore): void {
   });
 
   router.post('/createInviteCode', async (ctx) => {
-    const input = parse(
-      AuthRequest.extend({
-        label: z.string().max(100).optional(),
-        singleUse: z.boolean().optional(),
-        expiresInSeconds: z
-          .number()
-          .int()
-          .min(0)
-          .max(366 * 86_400)
-          .optional(),
-      }),
-      ctx.request.body,
-    );
+    const input = parse(CreateInviteCodeRequest, ctx.request.body);
     const me = requireAdmin(input.userid, input.tokenContent);
     const { code, record } = await inviteCodes.create(
       {
@@ -52,14 +44,14 @@ export function adminRoutes(router: Router, core: HostCore): void {
   });
 
   router.post('/revokeInviteCode', async (ctx) => {
-    const input = parse(AuthRequest.extend({ codeId: z.string().min(1).max(200) }), ctx.request.body);
+    const input = parse(RevokeInviteCodeRequest, ctx.request.body);
     requireAdmin(input.userid, input.tokenContent);
     await inviteCodes.revoke(input.codeId);
     reply(ctx, 'Revoked invite code');
   });
 
   router.post('/hostSettings', async (ctx) => {
-    const input = parse(AuthRequest.extend({ requireInviteCode: z.boolean().optional() }), ctx.request.body);
+    const input = parse(HostSettingsRequest, ctx.request.body);
     requireAdmin(input.userid, input.tokenContent);
     if (input.requireInviteCode !== undefined) {
       store.meta.data.settings = { ...store.meta.data.settings, requireInviteCode: input.requireInviteCode };

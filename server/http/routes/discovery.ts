@@ -1,12 +1,11 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AuthRequest } from '../../protocol/schemas.js';
+import { ManageAssetTokenRequest } from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { HostCore } from '../../host.js';
 import { POPULARITY_WINDOWS } from '../../services/popularity.js';
 import { parse, reply } from '../envelope.js';
-import { z } from 'zod';
 
 export const ITEMS_PER_PAGE_MAX = 100;
 export const SEARCH_TEXT_MAX = 100;
@@ -68,13 +67,8 @@ export function discoveryRoutes(router: Router, core: HostCore): void {
     });
   }
 
-  const ManageAssetToken = AuthRequest.extend({
-    action: z.unknown(),
-    assetId: z.string().min(1).max(200),
-    assetToken: z.string().max(512).optional(),
-  });
   router.post('/manageAssetToken', async (ctx) => {
-    const input = parse(ManageAssetToken, ctx.request.body);
+    const input = parse(ManageAssetTokenRequest, ctx.request.body);
     // The real server never answers a string action; we refuse it clearly.
     if (input.action !== 0 && input.action !== 1) {
       throw new AppError(

@@ -2,10 +2,14 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { z } from 'zod';
 import { ErrorCode } from '../../protocol/errors.js';
 import { Publicity, UploadType } from '../../protocol/enums.js';
-import { AuthRequest } from '../../protocol/schemas.js';
+import {
+  AuthRequest,
+  RemoveAvatarRequest,
+  RemoveFileRequest,
+  RemoveWorldRequest,
+} from '../../protocol/schemas.js';
 import type { AvatarMetaDto, WorldMetaDto } from '../../protocol/uploads.js';
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
@@ -248,21 +252,21 @@ export function fileRoutes(
   });
 
   router.post('/remove/avatar', async (ctx) => {
-    const input = parse(AuthRequest.extend({ avatarid: z.string().min(1).max(200) }), ctx.request.body);
+    const input = parse(RemoveAvatarRequest, ctx.request.body);
     const me = accounts.requireUser(input.userid, input.tokenContent);
     await uploads.removeAsset(me, 'avatar', input.avatarid);
     reply(ctx, 'Removed avatar!');
   });
 
   router.post('/remove/world', async (ctx) => {
-    const input = parse(AuthRequest.extend({ worldid: z.string().min(1).max(200) }), ctx.request.body);
+    const input = parse(RemoveWorldRequest, ctx.request.body);
     const me = accounts.requireUser(input.userid, input.tokenContent);
     await uploads.removeAsset(me, 'world', input.worldid);
     reply(ctx, 'Removed world!');
   });
 
   router.post('/remove/file', async (ctx) => {
-    const input = parse(AuthRequest.extend({ fileid: z.string().min(1).max(200) }), ctx.request.body);
+    const input = parse(RemoveFileRequest, ctx.request.body);
     const me = accounts.requireUser(input.userid, input.tokenContent);
     await uploads.removeFile(me, input.fileid);
     reply(ctx, 'Deleted file!');

@@ -1,8 +1,11 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
 import { ErrorCode } from '../../protocol/errors.js';
 import { Rank } from '../../protocol/enums.js';
-import { AuthRequest } from '../../protocol/schemas.js';
+import {
+  AuthRequest,
+  AddGameServerTokenRequest,
+  RevokeGameServerTokenRequest,
+} from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import type { GameServerTokens } from '../../services/game-servers.js';
@@ -57,7 +60,7 @@ export function instanceRoutes(
   });
 
   router.post('/addGameServerToken', async (ctx) => {
-    const input = parse(AuthRequest.extend({ label: z.string().max(100) }), ctx.request.body);
+    const input = parse(AddGameServerTokenRequest, ctx.request.body);
     const me = requireAdmin(input.userid, input.tokenContent);
     const { token, record } = await gameServerTokens.add(input.label, me.Id);
     // The token is shown this once; the host keeps only its hash.
@@ -65,7 +68,7 @@ export function instanceRoutes(
   });
 
   router.post('/revokeGameServerToken', async (ctx) => {
-    const input = parse(AuthRequest.extend({ tokenId: z.string().min(1).max(200) }), ctx.request.body);
+    const input = parse(RevokeGameServerTokenRequest, ctx.request.body);
     requireAdmin(input.userid, input.tokenContent);
     await gameServerTokens.revoke(input.tokenId);
     reply(ctx, 'Revoked game-server token');

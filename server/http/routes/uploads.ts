@@ -3,10 +3,9 @@ import { Readable } from 'node:stream';
 import type Router from '@koa/router';
 import multer from '@koa/multer';
 import type { Context, Next } from 'koa';
-import { z } from 'zod';
 import type { HostConfig } from '../../config.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AuthRequest } from '../../protocol/schemas.js';
+import { JsonUploadRequest, UploadPartStatusRequest } from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import { streamToFile, type TempFile, type UploadsService } from '../../services/uploads.js';
@@ -19,12 +18,6 @@ interface UploadedPart {
   hash: string;
   originalname: string;
 }
-
-const JsonUpload = AuthRequest.extend({
-  file: z.object({ name: z.string().min(1).max(255), data: z.string() }),
-  avatarMeta: z.unknown().optional(),
-  worldMeta: z.unknown().optional(),
-});
 
 /** Room for the text fields and part headers around the file in a multipart body. */
 const MULTIPART_OVERHEAD = 2 * 1024 * 1024;
@@ -107,7 +100,7 @@ export function uploadRoutes(
     },
     async (ctx) => {
       if (!ctx.is('multipart')) {
-        const input = parse(JsonUpload, ctx.request.body);
+        const input = parse(JsonUploadRequest, ctx.request.body);
         const user = accounts.requireUser(input.userid, input.tokenContent);
         uploads.typeOrThrow(input.file.name);
         const bytes = Buffer.from(input.file.data, 'base64');
@@ -152,7 +145,7 @@ export function uploadRoutes(
   });
 
   router.post('/uploadPartStatus', (ctx) => {
-    const input = parse(AuthRequest.extend({ chunkId: z.string().max(100) }), ctx.request.body);
+    const input = parse(UploadPartStatusRequest, ctx.request.body);
     const user = accounts.requireUser(input.userid, input.tokenContent);
     reply(ctx, 'Got chunk set', uploads.chunkStatus(user, input.chunkId));
   });

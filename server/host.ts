@@ -146,6 +146,14 @@ export async function openHost(
     const presence = hub;
     const passwords = createPasswordHasher(config.passwordHash);
     let port = config.port;
+    // networkInterfaces() costs ~60 µs; addresses rarely change, so it is asked at most every 30 s.
+    let lanCache = { at: 0, port: -1, urls: [] as string[] };
+    const cachedLanUrls = (): string[] => {
+      const now = Date.now();
+      if (lanCache.port !== port || now - lanCache.at > 30_000)
+        lanCache = { at: now, port, urls: lanUrls(config.host, port) };
+      return lanCache.urls;
+    };
     const localHosts = (): string[] => {
       const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, `${config.host}:${port}`];
       if (config.publicUrl) {
@@ -155,7 +163,7 @@ export async function openHost(
           // An unparsable publicUrl only means no extra local host.
         }
       }
-      for (const url of lanUrls(config.host, port)) hosts.push(new URL(url).host);
+      for (const url of cachedLanUrls()) hosts.push(new URL(url).host);
       return hosts;
     };
     const deps = { config, store, users, clock, ids, presence, events, passwords };

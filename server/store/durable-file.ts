@@ -1,4 +1,6 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 
 /**
@@ -16,6 +18,19 @@ export async function writeFileAtomic(path: string, text: string, fsync: boolean
     await handle.close();
   }
   await rename(temp, path);
+  // The rename itself lives in the folder: sync it too, or a power cut can undo an acknowledged write.
+  if (fsync) await syncDir(dirname(path));
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } catch {
+    // Some file systems refuse to sync a folder; the file itself was synced.
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Thrown when a data file exists but cannot be read as JSON. Startup stops; the file is left as it is. */
@@ -36,6 +51,21 @@ export async function readJsonFile<T>(path: string): Promise<T | null> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new CorruptDataFileError(path, error);
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new CorruptDataFileError(path, error);
+  }
+}
+
+export function readJsonFileSync<T>(path: string): T | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new CorruptDataFileError(path, error);

@@ -3,7 +3,13 @@ import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
-import { CorruptDataFileError, DurableJSONFile, readJsonFile, writeFileAtomic } from './durable-file.js';
+import {
+  CorruptDataFileError,
+  DurableJSONFile,
+  readJsonFile,
+  readJsonFileSync,
+  writeFileAtomic,
+} from './durable-file.js';
 
 /**
  * The data folder. Each collection is a folder with one small lowdb JSON file per record, so the cost of an
@@ -160,17 +166,18 @@ export class Collection<T> {
         jsonNames.push(name);
       }
     }
-    await mapLimit(jsonNames, 64, async (name) => {
+    // Synchronous reads: nothing is served yet, and one blocking loop is several times faster than 10k promises.
+    for (const name of jsonNames) {
       const id = name.slice(0, -'.json'.length);
       const path = join(this.dir, name);
-      const record = await readJsonFile<RecordFile<T>>(path);
+      const record = readJsonFileSync<RecordFile<T>>(path);
       if (!record || typeof record !== 'object' || typeof record.seq !== 'number' || !('data' in record)) {
         throw new CorruptDataFileError(path, new Error('not a record file'));
       }
       this.#entries.set(id, record);
       if (record.data !== null) this.#live++;
       if (record.seq > maxSeq) maxSeq = record.seq;
-    });
+    }
     return maxSeq;
   }
 
@@ -190,17 +197,6 @@ export class Collection<T> {
     }
     await this.flush(entry.id);
   }
-}
-
-async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(workers);
 }
 
 const heldLocks = new Set<string>();

@@ -38,8 +38,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['electron', 'react', 'react-dom', 'react/*', 'react-dom/*'], message: 'server/ must not import electron or react' },
-            { group: ['**/main/**', '**/renderer/**'], message: 'server/ must not import the shell or the UI' },
+            {
+              group: ['electron', 'react', 'react-dom', 'react/*', 'react-dom/*'],
+              message: 'server/ must not import electron or react',
+            },
+            {
+              group: ['**/main/**', '**/renderer/**'],
+              message: 'server/ must not import the shell or the UI',
+            },
           ],
         },
       ],
@@ -53,8 +59,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: nodeBuiltins, message: 'server/protocol is shared with the renderer: no Node built-ins' },
-            { group: ['electron', 'react', 'koa', 'ws', 'lowdb', '../*'], message: 'server/protocol depends on zod only' },
+            {
+              group: nodeBuiltins,
+              message: 'server/protocol is shared with the renderer: no Node built-ins',
+            },
+            {
+              group: ['electron', 'react', 'koa', 'ws', 'lowdb', '../*'],
+              message: 'server/protocol depends on zod only',
+            },
           ],
         },
       ],
@@ -71,7 +83,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: nodeBuiltins, message: 'the renderer runs in a browser: no Node built-ins' },
-            { group: ['electron'], message: 'the renderer reaches the shell only through window.hypernexHost' },
+            {
+              group: ['electron'],
+              message: 'the renderer reaches the shell only through window.hypernexHost',
+            },
             {
               regex: '^(\\.\\./)+server/(?!protocol/)',
               message: 'the renderer may import only server/protocol from the server',

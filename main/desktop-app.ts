@@ -39,6 +39,8 @@ export interface DesktopAppOptions {
   /** Server settings besides host/port/dataDir (default: serve the built UI). */
   serverConfig?: Omit<ConfigOverrides, 'host' | 'port' | 'dataDir'>;
   logger?: Logger;
+  /** How often to look for connected-client changes to push to the page (default 2 s). */
+  clientsRefreshMs?: number;
 }
 
 export interface DesktopApp {
@@ -85,9 +87,11 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     shell.openExternal(url).catch((error: unknown) => log.warn({ err: error, url }, 'cannot open link'));
   };
 
+  let pushedClients = '';
   const pushState = (state: HostState): void => {
     const contents = window && !window.isDestroyed() ? window.webContents : null;
     if (!contents || loadedOrigin === null || originOf(contents.getURL()) !== loadedOrigin) return;
+    pushedClients = JSON.stringify(state.clients);
     contents.send(HOST_STATE_EVENT, state);
   };
 
@@ -120,6 +124,13 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
       followHost();
     },
   });
+
+  // Sockets come and go without a host state change: look now and then, and push only when the list changed.
+  const clientsTimer = setInterval(() => {
+    const state = controller.state();
+    if (JSON.stringify(state.clients) !== pushedClients) pushState(state);
+  }, options.clientsRefreshMs ?? 2000);
+  clientsTimer.unref();
 
   app.on('web-contents-created', (_event, contents) => {
     guardWebContents(contents, { appOrigin: () => loadedOrigin, openExternal });
@@ -250,6 +261,7 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   const shutdown = (): Promise<void> => {
     shutdownPromise ??= (async () => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, quitOnSignal);
+      clearInterval(clientsTimer);
       disposeIpc();
       await controller.close();
       log.flush();

@@ -1,6 +1,6 @@
 import type { ConfigOverrides } from '../server/config.js';
 import { createServer, type HostOptions, type HostServer } from '../server/host.js';
-import type { HostSettings, HostState } from '../server/protocol/host-bridge.js';
+import type { HostClients, HostSettings, HostState } from '../server/protocol/host-bridge.js';
 
 export type StartServer = (overrides: ConfigOverrides, options?: HostOptions) => Promise<HostServer>;
 
@@ -53,6 +53,18 @@ export function isPortProblem(error: unknown): boolean {
   return code === 'EADDRINUSE' || code === 'EACCES';
 }
 
+/** Who is connected to a running host: open sockets and the verified users, by name. */
+export function clientsOf(server: HostServer | null): HostClients {
+  if (!server) return { connections: 0, users: [] };
+  const users = [...server.hub.connectedUserIds()].map((userId) => ({
+    userId,
+    username: server.users.get(userId)?.Username ?? userId,
+    sockets: server.hub.socketsOf(userId).size,
+  }));
+  users.sort((a, b) => a.username.localeCompare(b.username));
+  return { connections: server.socket.connections, users };
+}
+
 /** Owns the embedded server's lifecycle: one start/stop/restart at a time, with the state the UI shows. */
 export function createHostController(options: HostControllerOptions): HostController {
   const startServer = options.startServer ?? createServer;
@@ -72,6 +84,7 @@ export function createHostController(options: HostControllerOptions): HostContro
     settings: { ...settings },
     setupSecret: server?.setupSecret ?? null,
     error: lastError,
+    clients: clientsOf(server),
   });
 
   const changed = (): HostState => {

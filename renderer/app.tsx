@@ -12,12 +12,15 @@ import { hostState } from './shared/host-bridge.js';
 import {
   endSession,
   forgetStoredSession,
+  loadStoredSession,
   restoreSession,
   SESSION_STORAGE_KEY,
   SessionContext,
   type Session,
   type SessionValue,
 } from './shared/session.js';
+import { SocketProvider } from './shared/socket-context.js';
+import { ToastProvider } from './shared/toast.js';
 import { Spinner } from './shared/ui.js';
 import { Shell } from './shell.js';
 
@@ -175,9 +178,21 @@ function SignedInApp({
     },
   };
 
+  // The socket closes with "token revoked" when the host ends the session (ban, expiry, sign-out elsewhere).
+  const onRevoked = (): void => {
+    if (loadStoredSession()?.tokenContent === session.tokenContent) forgetStoredSession();
+    setPhase((old) =>
+      old.kind === 'signedIn' && old.session === session ? { kind: 'signedOut', notice: SESSION_ENDED } : old,
+    );
+  };
+
   return (
     <SessionContext value={value}>
-      <Shell />
+      <ToastProvider>
+        <SocketProvider key={session.tokenContent} session={session} onRevoked={onRevoked}>
+          <Shell />
+        </SocketProvider>
+      </ToastProvider>
       {warning ? (
         <WarnedNotice
           warning={warning}

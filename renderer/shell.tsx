@@ -5,13 +5,15 @@ import { AccountPage } from './features/account/account-page.js';
 import { FriendsPage } from './features/friends/friends-page.js';
 import { HostPage } from './features/host/host-page.js';
 import { InvitesPage } from './features/invites/invites-page.js';
+import { InvitesNavBadge, InvitesProvider } from './features/invites/invites-store.js';
 import { ModerationPage } from './features/moderation/moderation-page.js';
 import { UploadsPage } from './features/uploads/uploads-page.js';
 import { hostBridge } from './shared/host-bridge.js';
+import { NavigationContext, type SectionName } from './shared/navigation.js';
 import { useSession } from './shared/session.js';
 import { BrandMark } from './shared/ui.js';
 
-type SectionId = 'account' | 'uploads' | 'moderation' | 'invites' | 'friends' | 'host';
+type SectionId = SectionName;
 
 interface Section {
   id: SectionId;
@@ -20,13 +22,15 @@ interface Section {
   minRank?: Rank;
   /** Only in the desktop window, where the preload exposes the host controls. */
   desktopOnly?: boolean;
+  /** Beside the label, e.g. a count of new items. */
+  badge?: ReactNode;
 }
 
 const SECTIONS: Section[] = [
   { id: 'account', label: 'Account', render: () => <AccountPage /> },
   { id: 'uploads', label: 'Uploads', render: () => <UploadsPage /> },
   { id: 'moderation', label: 'Moderation', render: () => <ModerationPage />, minRank: Rank.Moderator },
-  { id: 'invites', label: 'Invites', render: () => <InvitesPage /> },
+  { id: 'invites', label: 'Invites', render: () => <InvitesPage />, badge: <InvitesNavBadge /> },
   { id: 'friends', label: 'Friends', render: () => <FriendsPage /> },
   { id: 'host', label: 'Host', render: () => <HostPage />, desktopOnly: true },
 ];
@@ -42,33 +46,38 @@ export function Shell() {
   const section = visible.find((s) => s.id === active) ?? visible[0];
 
   return (
-    <div className="shell">
-      <a href="#main" className="skip-link">
-        Skip to content
-      </a>
-      <header className="topbar">
-        <div className="topbar-brand">
-          <BrandMark size={28} />
-          <span className="brand-name">Hypernex Companion</span>
+    <NavigationContext value={setActive}>
+      <InvitesProvider>
+        <div className="shell">
+          <a href="#main" className="skip-link">
+            Skip to content
+          </a>
+          <header className="topbar">
+            <div className="topbar-brand">
+              <BrandMark size={28} />
+              <span className="brand-name">Hypernex Companion</span>
+            </div>
+            <nav className="topnav" aria-label="Sections">
+              {visible.map((s) => (
+                <button
+                  key={s.id}
+                  type="button"
+                  className="topnav-item"
+                  aria-current={s.id === section?.id ? 'page' : undefined}
+                  onClick={() => setActive(s.id)}
+                >
+                  {s.label}
+                  {s.badge}
+                </button>
+              ))}
+            </nav>
+            <AccountMenu />
+          </header>
+          <main id="main" className="content" tabIndex={-1}>
+            {section?.render()}
+          </main>
         </div>
-        <nav className="topnav" aria-label="Sections">
-          {visible.map((s) => (
-            <button
-              key={s.id}
-              type="button"
-              className="topnav-item"
-              aria-current={s.id === section?.id ? 'page' : undefined}
-              onClick={() => setActive(s.id)}
-            >
-              {s.label}
-            </button>
-          ))}
-        </nav>
-        <AccountMenu />
-      </header>
-      <main id="main" className="content" tabIndex={-1}>
-        {section?.render()}
-      </main>
-    </div>
+      </InvitesProvider>
+    </NavigationContext>
   );
 }

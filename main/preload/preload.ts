@@ -17,6 +17,7 @@ export interface HostState {
   settings: HostSettings;
   setupSecret: string | null;
   error: string | null;
+  clients: { connections: number; users: { userId: string; username: string; sockets: number }[] };
 }
 
 export interface NotificationRequest {

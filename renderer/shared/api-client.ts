@@ -24,7 +24,7 @@ export class ApiError extends Error {
 }
 
 // Same origin as the page: the host serves this UI, so LAN browsers and the desktop window both reach it here.
-const API_BASE = '/api/v1/';
+export const API_BASE = '/api/v1/';
 
 const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
 
@@ -57,6 +57,14 @@ export async function call<R extends object = Record<string, unknown>>(
       `The host answered something that is not the API (HTTP ${response.status}).`,
     );
   }
+  return readEnvelope<R>(envelope);
+}
+
+/**
+ * The `result` of a parsed answer body, or the ApiError it stands for. Exported for transports other than
+ * fetch (XMLHttpRequest uploads with progress, renderer/shared/upload-request.ts).
+ */
+export function readEnvelope<R extends object = Record<string, unknown>>(envelope: unknown): R {
   if (!isEnvelope(envelope)) {
     throw new ApiError('BAD_RESPONSE', 'The host answered something that is not the API.');
   }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WebSocket } from 'ws';
 import type { HostState } from '../../server/protocol/host-bridge.js';
 import { startDesktopApp, type DesktopApp } from '../../main/desktop-app.js';
 import { HOST_SETTINGS_FILE_NAME } from '../../main/host-settings-file.js';
@@ -17,7 +18,10 @@ const SERVER_CONFIG = { uiDir: null, passwordHash: { memoryCost: 1024, timeCost:
 let dir: string;
 let desktop: DesktopApp | null;
 
-async function launch(settings: Record<string, unknown> = {}): Promise<DesktopApp> {
+async function launch(
+  settings: Record<string, unknown> = {},
+  extra: { clientsRefreshMs?: number } = {},
+): Promise<DesktopApp> {
   await writeFile(
     join(dir, HOST_SETTINGS_FILE_NAME),
     JSON.stringify({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), ...settings }),
@@ -27,6 +31,7 @@ async function launch(settings: Record<string, unknown> = {}): Promise<DesktopAp
     preloadPath: '/app/preload.js',
     serverConfig: SERVER_CONFIG,
     logger: pino({ level: 'silent' }),
+    ...extra,
   });
   if (!app) throw new Error('expected the single-instance lock');
   desktop = app;
@@ -143,6 +148,27 @@ describe('desktop app', () => {
     const started = (await fake.invoke(HOST_CHANNELS.start, fromPage(window))) as HostState;
     expect(started.running).toBe(true);
     expect(window.webContents.sent.at(-1)?.args[0]).toMatchObject({ running: true, url: started.url });
+  });
+
+  it('pushes the state when a client connects, without a host state change', async () => {
+    const app = await launch({}, { clientsRefreshMs: 20 });
+    const window = theWindow();
+    const pushed = (): HostState[] =>
+      window.webContents.sent
+        .filter((m) => m.channel === HOST_STATE_EVENT)
+        .map((m) => m.args[0] as HostState);
+    const socket = new WebSocket(app.controller.state().url!.replace('http', 'ws'));
+    try {
+      await new Promise((resolve) => socket.once('open', resolve));
+      await vi.waitFor(() => expect(pushed().at(-1)?.clients.connections).toBe(1));
+      const count = pushed().length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Nothing changed meanwhile, so nothing more was pushed.
+      expect(pushed()).toHaveLength(count);
+    } finally {
+      socket.close();
+    }
+    await vi.waitFor(() => expect(pushed().at(-1)?.clients.connections).toBe(0));
   });
 
   it('saves settings from the page, restarts the host and follows it to its new data folder', async () => {

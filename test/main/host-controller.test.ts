@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import type { HostSettings, HostState } from '../../server/protocol/host-bridge.js';
 import { createHostController, type HostController } from '../../main/host-controller.js';
 
@@ -79,6 +80,42 @@ describe('host controller', () => {
     // The data folder is free again for the next start (or another process).
     expect(await readdir(join(dir, 'data'))).not.toContain('companion.lock');
     expect(changes.map((state) => state.running)).toEqual([true, false]);
+  });
+
+  it('lists open sockets and the connected users by name', async () => {
+    const host = make();
+    const started = await host.start();
+    expect(started.clients).toEqual({ connections: 0, users: [] });
+    const server = host.server()!;
+    const { user, token } = await server.accounts.createUser({
+      username: 'Ann',
+      password: 'Member#Pass1',
+      email: 'ann@example.test',
+    });
+    const socketUrl = started.url!.replace('http', 'ws');
+    const verified = new WebSocket(socketUrl);
+    const anonymous = new WebSocket(socketUrl);
+    const anonymousOpen = new Promise((resolve) => anonymous.once('open', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        verified.once('error', reject);
+        verified.once('open', () =>
+          verified.send(
+            JSON.stringify({ userId: user.Id, tokenContent: token.content, message: 'auth', args: {} }),
+          ),
+        );
+        verified.once('message', () => resolve());
+      });
+      await anonymousOpen;
+      expect(host.state().clients).toEqual({
+        connections: 2,
+        users: [{ userId: user.Id, username: 'Ann', sockets: 1 }],
+      });
+    } finally {
+      verified.close();
+      anonymous.close();
+    }
+    expect((await host.stop()).clients).toEqual({ connections: 0, users: [] });
   });
 
   it('starts again after a stop on the same data', async () => {

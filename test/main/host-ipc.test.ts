@@ -25,6 +25,7 @@ const STATE: HostState = {
   settings: { host: '127.0.0.1', port: 5180, dataDir: ABSOLUTE_DIR },
   setupSecret: null,
   error: null,
+  clients: { connections: 0, users: [] },
 };
 
 type StubController = { [K in keyof HostController]: Mock<HostController[K]> };

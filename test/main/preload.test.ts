@@ -24,6 +24,7 @@ const STATE: Contract.HostState = {
   settings: { host: '127.0.0.1', port: 5180, dataDir: '/data' },
   setupSecret: null,
   error: null,
+  clients: { connections: 0, users: [] },
 };
 
 let bridge: Contract.HostBridge;

@@ -1,10 +1,487 @@
-/** Placeholder until the host screen lands (being built now); it says so honestly. */
+import { useEffect, useId, useState } from 'react';
+import type { HostBridge, HostState } from '../../../server/protocol/host-bridge.js';
+import { useConfirm } from '../../shared/confirm-dialog.js';
+import { CopyButton } from '../../shared/copy-button.js';
+import { FormProblem, useForm } from '../../shared/form.js';
+import { hostBridge } from '../../shared/host-bridge.js';
+import { Alert, FormStatus, Spinner, SubmitButton, TextField } from '../../shared/ui.js';
+import {
+  ALL_INTERFACES,
+  bindAddressProblem,
+  bridgeErrorText,
+  dataDirProblem,
+  LOOPBACK,
+  portProblem,
+  portWarning,
+  settingsPatch,
+} from './host-model.js';
+
+/** The embedded host as its owner sees it in the desktop window: state, addresses, clients, settings. */
 export function HostPage() {
+  const bridge = hostBridge();
+  if (!bridge) {
+    return (
+      <div className="page">
+        <Alert tone="info" title="Only in the desktop app">
+          Host controls are available in the Hypernex Companion window on the machine that runs the host.
+        </Alert>
+      </div>
+    );
+  }
+  return <HostControls bridge={bridge} />;
+}
+
+function HostControls({ bridge }: { bridge: HostBridge }) {
+  const [state, setState] = useState<HostState | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [busy, setBusy] = useState<'start' | 'stop' | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const { confirmThen, dialog } = useConfirm();
+
+  useEffect(() => {
+    let live = true;
+    bridge
+      .getState()
+      .then((s) => {
+        if (live) setState(s);
+      })
+      .catch((error: unknown) => {
+        if (live) setLoadError(bridgeErrorText(error));
+      });
+    const unsubscribe = bridge.onStateChanged((s) => setState(s));
+    return () => {
+      live = false;
+      unsubscribe();
+    };
+  }, [bridge]);
+
+  async function start(): Promise<void> {
+    setBusy('start');
+    setActionError(null);
+    try {
+      setState(await bridge.start());
+    } catch (error) {
+      setActionError(bridgeErrorText(error));
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  function stop(): void {
+    if (!state) return;
+    const users = state.clients.users.length;
+    setActionError(null);
+    confirmThen(
+      {
+        title: 'Stop the host?',
+        body: (
+          <>
+            <p className="form-intro">
+              {users === 0
+                ? 'Nobody else is connected right now.'
+                : `${users} connected ${users === 1 ? 'user is' : 'users are'} disconnected.`}{' '}
+              Game clients and browsers cannot reach the host until you start it again.
+            </p>
+            <p className="muted small">
+              This window keeps these controls; its other screens wait for the host.
+            </p>
+          </>
+        ),
+        confirmLabel: 'Stop the host',
+        pendingLabel: 'Stopping…',
+      },
+      async () => {
+        setBusy('stop');
+        try {
+          setState(await bridge.stop());
+        } finally {
+          setBusy(null);
+        }
+      },
+    ).catch((error: unknown) => setActionError(bridgeErrorText(error)));
+  }
+
+  if (!state) {
+    return (
+      <div className="page">
+        {loadError ? (
+          <Alert tone="error">Could not read the host state: {loadError}</Alert>
+        ) : (
+          <Spinner label="Reading the host state…" />
+        )}
+      </div>
+    );
+  }
+
+  const { clients } = state;
+
   return (
     <div className="page">
-      <section className="card placeholder">
-        <p>This part of the companion is not built yet.</p>
+      <header className="page-header with-aside">
+        <div>
+          <h1>Host</h1>
+          <p className="muted">
+            The server this computer runs for your community: who can reach it, and how.
+          </p>
+        </div>
+      </header>
+
+      <section className="card" aria-labelledby="host-state-title">
+        <div className="card-heading spread">
+          <div className="card-heading">
+            <h2 id="host-state-title" className="card-title">
+              Server
+            </h2>
+            <span className={state.running ? 'pill on' : 'pill'} data-testid="host-running">
+              {state.running ? 'Running' : 'Stopped'}
+            </span>
+          </div>
+          <div className="button-row">
+            {state.running ? (
+              <button
+                type="button"
+                className="button small secondary"
+                disabled={busy !== null}
+                onClick={stop}
+              >
+                {busy === 'stop' ? 'Stopping…' : 'Stop'}
+              </button>
+            ) : (
+              <button
+                type="button"
+                className="button small primary"
+                disabled={busy !== null}
+                onClick={() => void start()}
+              >
+                {busy === 'start' ? 'Starting…' : 'Start'}
+              </button>
+            )}
+          </div>
+        </div>
+        {state.error ? (
+          <Alert tone="error" title="The host could not start">
+            <span data-testid="host-error">{state.error}</span>
+          </Alert>
+        ) : null}
+        {actionError ? <Alert tone="error">{actionError}</Alert> : null}
+        <dl className="facts columns">
+          <div>
+            <dt>On this computer</dt>
+            <dd className="mono breakable">{state.url ?? 'Not running'}</dd>
+          </div>
+          <div>
+            <dt>Listening on</dt>
+            <dd className="mono">
+              {state.settings.host}:{state.settings.port === 0 ? 'any free port' : state.settings.port}
+            </dd>
+          </div>
+          <div className="wide-fact">
+            <dt>Data folder</dt>
+            <dd className="data-folder">
+              <span className="mono breakable" data-testid="host-data-dir">
+                {state.settings.dataDir}
+              </span>
+              <button
+                type="button"
+                className="button small ghost"
+                onClick={() => {
+                  setActionError(null);
+                  bridge.openDataFolder().catch((error: unknown) => setActionError(bridgeErrorText(error)));
+                }}
+              >
+                Open folder
+              </button>
+            </dd>
+          </div>
+        </dl>
       </section>
+
+      <section className="card" aria-labelledby="share-title">
+        <h2 id="share-title" className="card-title">
+          Addresses to share
+        </h2>
+        {!state.running ? (
+          <p className="muted">Start the host to get addresses others can use.</p>
+        ) : state.lanUrls.length === 0 ? (
+          <Alert tone="info" title="Only this computer can connect">
+            The host listens on {state.settings.host}, so other machines cannot reach it. To let your local
+            network in, set the bind address below to “Local network” and save.
+          </Alert>
+        ) : (
+          <>
+            <p className="muted small">
+              Give one of these to people on your network: game clients use it as the server address, and
+              browsers open it to use this app.
+            </p>
+            <ul className="address-list" aria-label="LAN addresses" data-testid="lan-addresses">
+              {state.lanUrls.map((url) => (
+                <li key={url} className="address-row">
+                  <span className="mono breakable">{url}</span>
+                  <CopyButton text={url} label="Copy" what={url} />
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="clients-title">
+        <div className="card-heading">
+          <h2 id="clients-title" className="card-title">
+            Connected clients
+          </h2>
+          <span className="pill" data-testid="host-connections">
+            {clients.connections} {clients.connections === 1 ? 'connection' : 'connections'}
+          </span>
+        </div>
+        {clients.users.length === 0 ? (
+          <p className="muted">
+            {clients.connections === 0
+              ? 'Nobody is connected right now.'
+              : 'Nobody has signed in on the open connections yet.'}
+          </p>
+        ) : (
+          <ul className="row-list" aria-label="Connected users" data-testid="host-clients">
+            {clients.users.map((u) => (
+              <li key={u.userId} className="row" data-testid="host-client" data-username={u.username}>
+                <span className="avatar small" aria-hidden="true">
+                  {u.username.charAt(0).toUpperCase()}
+                  <span className="status-dot" data-status={1} />
+                </span>
+                <div className="row-main">
+                  <p className="row-title">
+                    <strong>{u.username}</strong>
+                  </p>
+                  <p className="row-meta muted small">
+                    {u.sockets} {u.sockets === 1 ? 'connection' : 'connections'} (windows, browsers, game
+                    clients)
+                  </p>
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+        {clients.connections > clients.users.reduce((n, u) => n + u.sockets, 0) ? (
+          <p className="muted small">
+            {clients.connections - clients.users.reduce((n, u) => n + u.sockets, 0)} more not signed in (yet).
+          </p>
+        ) : null}
+      </section>
+
+      {/* Keyed by the saved settings: a change from elsewhere (main's "use a free port") refills the form. */}
+      <SettingsCard
+        key={JSON.stringify(state.settings)}
+        state={state}
+        bridge={bridge}
+        onSaved={(next, message) => {
+          setState(next);
+          setSaved(message);
+        }}
+        saved={saved}
+        clearSaved={() => setSaved(null)}
+        confirmThen={confirmThen}
+      />
+      {dialog}
     </div>
+  );
+}
+
+type BindChoice = 'loopback' | 'lan' | 'custom';
+
+function choiceOf(host: string): BindChoice {
+  return host === LOOPBACK ? 'loopback' : host === ALL_INTERFACES ? 'lan' : 'custom';
+}
+
+function SettingsCard({
+  state,
+  bridge,
+  onSaved,
+  saved,
+  clearSaved,
+  confirmThen,
+}: {
+  state: HostState;
+  bridge: HostBridge;
+  onSaved(state: HostState, message: string): void;
+  saved: string | null;
+  clearSaved(): void;
+  confirmThen: ReturnType<typeof useConfirm>['confirmThen'];
+}) {
+  const current = state.settings;
+  const [choice, setChoice] = useState<BindChoice>(choiceOf(current.host));
+  const groupId = useId();
+  const form = useForm({ host: current.host, port: String(current.port), dataDir: current.dataDir }, (v) => ({
+    host: bindAddressProblem(v.host),
+    port: portProblem(v.port),
+    dataDir: dataDirProblem(v.dataDir),
+  }));
+  const patch = settingsPatch(current, form.values);
+  const changed = Object.keys(patch).length > 0;
+
+  return (
+    <section className="card" aria-labelledby="settings-title">
+      <h2 id="settings-title" className="card-title">
+        Settings
+      </h2>
+      <form
+        className="form host-settings"
+        noValidate
+        aria-label="Host settings"
+        onSubmit={form.handleSubmit(async (v) => {
+          clearSaved();
+          const next = settingsPatch(current, v);
+          if (Object.keys(next).length === 0) {
+            onSaved(state, 'Nothing changed.');
+            return;
+          }
+          const save = async (): Promise<void> => {
+            let after: HostState;
+            try {
+              after = await bridge.updateSettings(next);
+            } catch (error) {
+              const text = bridgeErrorText(error);
+              const field = /^port/.test(text)
+                ? 'port'
+                : /^host/.test(text)
+                  ? 'host'
+                  : /^dataDir/.test(text)
+                    ? 'dataDir'
+                    : null;
+              throw new FormProblem(text, field ? { [field]: text } : {});
+            }
+            onSaved(
+              after,
+              after.error
+                ? 'Saved, but the host did not start again: see the error above.'
+                : state.running
+                  ? 'Saved. The host restarted with the new settings.'
+                  : 'Saved.',
+            );
+          };
+          if (!state.running) {
+            await save();
+            return;
+          }
+          await confirmThen(
+            {
+              title: 'Save and restart the host?',
+              body: (
+                <p className="form-intro">
+                  The host restarts
+                  {patch.port !== undefined || patch.host !== undefined ? ' on its new address' : ''}.
+                  Everyone connected is disconnected for a moment; the companion and game clients reconnect by
+                  themselves{patch.port !== undefined ? ', but people must use the new port' : ''}.
+                </p>
+              ),
+              confirmLabel: 'Save and restart',
+              pendingLabel: 'Restarting…',
+              tone: 'primary',
+            },
+            save,
+          );
+        })}
+      >
+        <fieldset className="field choice-field" aria-describedby={`${groupId}-bind`}>
+          <legend>Bind address</legend>
+          <div className="choices">
+            <label className="choice">
+              <input
+                type="radio"
+                name="bind"
+                checked={choice === 'loopback'}
+                onChange={() => {
+                  setChoice('loopback');
+                  form.setValue('host', LOOPBACK);
+                }}
+              />
+              <span className="choice-text">
+                This computer only <span className="choice-detail mono">{LOOPBACK}</span>
+              </span>
+            </label>
+            <label className="choice">
+              <input
+                type="radio"
+                name="bind"
+                checked={choice === 'lan'}
+                onChange={() => {
+                  setChoice('lan');
+                  form.setValue('host', ALL_INTERFACES);
+                }}
+              />
+              <span className="choice-text">
+                Local network <span className="choice-detail mono">{ALL_INTERFACES}</span>
+              </span>
+            </label>
+            <label className="choice">
+              <input
+                type="radio"
+                name="bind"
+                checked={choice === 'custom'}
+                onChange={() => setChoice('custom')}
+              />
+              <span className="choice-text">
+                One address <span className="choice-detail">of this computer</span>
+              </span>
+            </label>
+          </div>
+          <p id={`${groupId}-bind`} className="field-message">
+            {choice === 'loopback'
+              ? 'Only programs on this computer can connect.'
+              : choice === 'lan'
+                ? 'Other machines on your network can connect (your firewall may ask).'
+                : 'Listen on one network address of this computer only.'}
+          </p>
+        </fieldset>
+        {choice === 'custom' ? (
+          <TextField
+            label="Address to bind"
+            name="host"
+            value={form.values.host}
+            onValueChange={(v) => form.setValue('host', v)}
+            error={form.errors.host}
+            hint="An IP address of this computer, e.g. 192.168.1.20"
+            className="mono"
+            spellCheck={false}
+            autoComplete="off"
+          />
+        ) : form.errors.host ? (
+          <p className="field-message is-error">{form.errors.host}</p>
+        ) : null}
+        <TextField
+          label="Port"
+          name="port"
+          value={form.values.port}
+          onValueChange={(v) => form.setValue('port', v)}
+          error={form.errors.port}
+          hint={portWarning(form.values.port) ?? 'The same port serves the API, the socket and this app.'}
+          inputMode="numeric"
+          className="mono port-input"
+          autoComplete="off"
+        />
+        <TextField
+          label="Data folder"
+          name="dataDir"
+          value={form.values.dataDir}
+          onValueChange={(v) => form.setValue('dataDir', v)}
+          error={form.errors.dataDir}
+          hint="Accounts, uploads and the moderation log live here. A new folder starts a new, empty host."
+          className="mono"
+          spellCheck={false}
+          autoComplete="off"
+        />
+        <div className="button-row">
+          <SubmitButton pending={form.pending} pendingLabel="Saving…">
+            {state.running && changed ? 'Save and restart…' : 'Save'}
+          </SubmitButton>
+        </div>
+        <FormStatus message={form.formError} />
+        {saved ? (
+          <Alert tone="success">
+            <span data-testid="host-saved">{saved}</span>
+          </Alert>
+        ) : null}
+      </form>
+    </section>
   );
 }

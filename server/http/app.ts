@@ -74,16 +74,18 @@ export function createHttpApp(deps: HttpDeps): Koa & { apiRouter: Router } {
     try {
       await next();
     } finally {
-      deps.log.debug(
-        {
-          reqId,
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
+      // Building the log record costs on every request; skip it unless debug logging is on.
+      if (deps.log.isLevelEnabled('debug'))
+        deps.log.debug(
+          {
+            reqId,
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round(performance.now() - started),
+          },
+          'request',
+        );
     }
   });
 

@@ -19,8 +19,14 @@ import { isUrlAllowed } from './urls.js';
 import { createLoginThrottle } from './login-throttle.js';
 import type { InviteCodes } from './invite-codes.js';
 
+let lastHashed: { content: string; digest: Buffer } | null = null;
+
+/** SHA-256 of a token. The last one is remembered: a request checks and then shows the same token. */
 export function hashToken(content: string): Buffer {
-  return createHash('sha256').update(content, 'utf8').digest();
+  if (lastHashed?.content === content) return lastHashed.digest;
+  const digest = createHash('sha256').update(content, 'utf8').digest();
+  lastHashed = { content, digest };
+  return digest;
 }
 
 export type LoginOutcome =

@@ -22,7 +22,37 @@ export async function writeFileAtomic(path: string, text: string, fsync: boolean
   if (fsync) await syncDir(dirname(path));
 }
 
-async function syncDir(dir: string): Promise<void> {
+/**
+ * Folder syncs are shared: writes landing in one folder while a sync is queued all wait for that one sync (which
+ * starts after their renames), so a burst of writes costs a handful of folder syncs, not one each.
+ */
+const dirSyncs = new Map<string, { running: Promise<void>; queued: Promise<void> | null }>();
+
+function syncDir(dir: string): Promise<void> {
+  const state = dirSyncs.get(dir);
+  if (state?.queued) return state.queued;
+  const start = (): Promise<void> => {
+    const running = syncDirNow(dir);
+    const entry = dirSyncs.get(dir);
+    if (entry) {
+      entry.running = running;
+      entry.queued = null;
+    } else {
+      dirSyncs.set(dir, { running, queued: null });
+    }
+    void running.finally(() => {
+      const current = dirSyncs.get(dir);
+      if (current && current.running === running && current.queued === null) dirSyncs.delete(dir);
+    });
+    return running;
+  };
+  if (!state) return start();
+  const queued = state.running.then(start, start);
+  state.queued = queued;
+  return queued;
+}
+
+async function syncDirNow(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

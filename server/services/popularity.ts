@@ -55,7 +55,7 @@ export function createPopularityService(
   const { store, clock } = deps;
   const records: Collection<Record_> = store.collection<Record_>(POPULARITY);
   const dirty = new Set<string>();
-  const rankings = new Map<string, { at: number; list: PopularityDto[] }>();
+  const rankings = new Map<string, { at: number; list: PopularityDto[]; pages: Map<string, string> }>();
 
   function view(record: Record_, now: number): PopularityDto {
     return {
@@ -92,10 +92,23 @@ export function createPopularityService(
           .map((r) => view(r, now))
           .filter((p) => p[window].Usages > 0)
           .sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
-        cached = { at: nowMs, list };
+        cached = { at: nowMs, list, pages: new Map() };
         rankings.set(key, cached);
       }
       return cached.list.slice(itemsPerPage * page, itemsPerPage * (page + 1));
+    },
+
+    /** The same page as JSON text, serialised once per ranking (reads far outnumber changes). */
+    topJson(kind: 'avatar' | 'world', type: number, itemsPerPage: number, page: number): string {
+      const list = this.top(kind, type, itemsPerPage, page);
+      const ranking = rankings.get(`${kind}:${type}`)!;
+      const pageKey = `${itemsPerPage}:${page}`;
+      let text = ranking.pages.get(pageKey);
+      if (text === undefined) {
+        text = JSON.stringify(list);
+        if (ranking.pages.size < 1000) ranking.pages.set(pageKey, text);
+      }
+      return text;
     },
 
     forget(id: string): void {

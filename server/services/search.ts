@@ -18,7 +18,7 @@ interface Entry {
  * Entries are kept sorted by name and rebuilt only when content changed, so a query is one scan of short strings.
  */
 export function createSearchService(
-  deps: Pick<ServiceDeps, 'users'> & {
+  deps: Pick<ServiceDeps, 'users' | 'events'> & {
     uploads: UploadsService;
     accounts: AccountsService;
     hideBannedUsersContent: boolean;
@@ -32,6 +32,16 @@ export function createSearchService(
   let worldTags = new Map<string, Entry[]>();
   let userVersion = -1;
   let userEntries: Array<{ id: string; name: string }> = [];
+  /** Owners banned right now, refreshed at most once a second (a ban changes no content version). */
+  let banned = { at: -Infinity, ids: new Set<string>() };
+  /** Recent name queries -> every match, in order; cleared whenever content changes. Paging slices it. */
+  const matchCache = new Map<string, Entry[]>();
+  const MATCH_CACHE_SIZE = 500;
+  // A ban (or warning) shows at once, not within the second.
+  deps.events.on('tokensRevoked', () => {
+    banned = { at: -Infinity, ids: banned.ids };
+  });
+  const userCache = new Map<string, Array<{ id: string; name: string }>>();
 
   const toEntry = (meta: AvatarMetaDto | WorldMetaDto): Entry => ({
     id: meta.Id,
@@ -55,8 +65,16 @@ export function createSearchService(
   }
 
   function refresh(): void {
+    const now = Date.now();
+    if (deps.hideBannedUsersContent && now - banned.at >= 1000) {
+      const ids = new Set<string>();
+      for (const user of users.values())
+        if (user.BanStatus.isBanned && accounts.isBanned(user)) ids.add(user.Id);
+      banned = { at: now, ids };
+    }
     if (built === uploads.contentVersion) return;
     built = uploads.contentVersion;
+    matchCache.clear();
     avatars = [...uploads.allAvatars()]
       .filter((a) => a.Publicity === Publicity.Anyone)
       .map(toEntry)
@@ -70,9 +88,21 @@ export function createSearchService(
   }
 
   function visible(entry: Entry): boolean {
-    if (!deps.hideBannedUsersContent) return true;
-    const owner = users.get(entry.ownerId);
-    return owner !== undefined && !accounts.isBanned(owner);
+    return !banned.ids.has(entry.ownerId);
+  }
+
+  function matchesOf(kind: 'avatar' | 'world', needle: string): Entry[] {
+    const key = `${kind}\u0000${needle}`;
+    let found = matchCache.get(key);
+    if (found) {
+      // Refresh its place in the LRU order.
+      matchCache.delete(key);
+    } else {
+      found = (kind === 'avatar' ? avatars : worlds).filter((e) => e.name.includes(needle));
+      if (matchCache.size >= MATCH_CACHE_SIZE) matchCache.delete(matchCache.keys().next().value!);
+    }
+    matchCache.set(key, found);
+    return found;
   }
 
   function page<T>(
@@ -97,12 +127,20 @@ export function createSearchService(
     users(text: string, itemsPerPage: number, pageNumber: number): string[] {
       if (userVersion !== users.size) {
         userVersion = users.size;
+        userCache.clear();
         userEntries = [...users.values()]
           .map((u) => ({ id: u.Id, name: u.Username.toLowerCase() }))
           .sort(byName);
       }
       const needle = text.toLowerCase();
-      return page(userEntries, (u) => u.name.includes(needle), itemsPerPage, pageNumber).map((u) => u.id);
+      const key = `user\u0000${needle}`;
+      let found = userCache.get(key);
+      if (!found) {
+        found = userEntries.filter((u) => u.name.includes(needle));
+        if (userCache.size >= MATCH_CACHE_SIZE) userCache.delete(userCache.keys().next().value!);
+        userCache.set(key, found);
+      }
+      return found.slice(itemsPerPage * pageNumber, itemsPerPage * (pageNumber + 1)).map((u) => u.id);
     },
 
     byName(kind: 'avatar' | 'world', text: string, itemsPerPage: number, pageNumber: number): string[] {

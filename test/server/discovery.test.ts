@@ -95,6 +95,7 @@ describe('search, popularity, asset tokens, invite codes', () => {
         BanReason: 'x',
         BanDescription: '',
       };
+      host.server.events.emit('tokensRevoked', { userId: bob.id });
       expect(expectOk(await host.get('search/avatar/bot/10/0')).Candidates).toEqual([]);
     });
 

@@ -63,7 +63,9 @@ export function discoveryRoutes(router: Router, core: HostCore): void {
         });
       }
       const { itemsPerPage, page } = paging(ctx);
-      reply(ctx, 'Got popularity', { Popularity: popularity.top(kind, Number(type), itemsPerPage, page) });
+      // The envelope around a page serialised once per ranking: popularity is read far more than it changes.
+      ctx.type = 'application/json';
+      ctx.body = `{"success":true,"message":"Got popularity","result":{"Popularity":${popularity.topJson(kind, Number(type), itemsPerPage, page)}}}`;
     });
   }
 

@@ -52,7 +52,12 @@ export const CloseCode = {
   SHUTTING_DOWN: 1001,
 } as const;
 
+const HEARTBEAT_SLICES = 10;
+let nextSlice = 0;
+
 interface Connection {
+  /** Which of the heartbeat's groups this socket is in. */
+  slice: number;
   ws: WebSocket;
   userId: string | null;
   token: string | null;
@@ -118,6 +123,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   function onConnection(ws: WebSocket, req: IncomingMessage): void {
     const now = Date.now();
     const conn: Connection = {
+      slice: nextSlice++ % HEARTBEAT_SLICES,
       ws,
       userId: null,
       token: null,
@@ -352,10 +358,17 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   events.on('bioUpdated', onBioUpdated);
   events.on('gameServerTokenRevoked', onGameServerTokenRevoked);
 
+  // Each socket is looked at once per heartbeat, but in HEARTBEAT_SLICES groups spread over the interval: with
+  // thousands of sockets one pass would stall the event loop (a write per ping) and every message behind it.
+  let slice = 0;
   const heartbeat = setInterval(() => {
     const now = Date.now();
     const nowSeconds = Math.floor(deps.clock.now() / 1000);
+    const current = slice;
+    slice = (slice + 1) % HEARTBEAT_SLICES;
+    if (current === 0) invites.sweep();
     for (const conn of connections) {
+      if (conn.slice !== current) continue;
       if (!conn.alive) {
         conn.ws.terminate();
         continue;
@@ -381,8 +394,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       conn.alive = false;
       conn.ws.ping();
     }
-    invites.sweep();
-  }, limits.heartbeatMs);
+  }, limits.heartbeatMs / HEARTBEAT_SLICES);
   heartbeat.unref();
 
   return {

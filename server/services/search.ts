@@ -145,11 +145,7 @@ export function createSearchService(
 
     byName(kind: 'avatar' | 'world', text: string, itemsPerPage: number, pageNumber: number): string[] {
       refresh();
-      const needle = text.toLowerCase();
-      const list = kind === 'avatar' ? avatars : worlds;
-      return page(list, (e) => e.name.includes(needle) && visible(e), itemsPerPage, pageNumber).map(
-        (e) => e.id,
-      );
+      return page(matchesOf(kind, text.toLowerCase()), visible, itemsPerPage, pageNumber).map((e) => e.id);
     },
 
     byTag(kind: 'avatar' | 'world', tag: string, itemsPerPage: number, pageNumber: number): string[] {

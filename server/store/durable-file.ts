@@ -23,33 +23,41 @@ export async function writeFileAtomic(path: string, text: string, fsync: boolean
 }
 
 /**
- * Folder syncs are shared: writes landing in one folder while a sync is queued all wait for that one sync (which
- * starts after their renames), so a burst of writes costs a handful of folder syncs, not one each.
+ * Folder syncs are shared: up to MAX_DIR_SYNCS run at once per folder (the file system batches concurrent syncs
+ * into one journal commit); past that, writes wait for one more sync that starts after a running one ends (so
+ * after their rename). A burst of writes then costs a few folder syncs, neither one each nor one at a time.
  */
-const dirSyncs = new Map<string, { running: Promise<void>; queued: Promise<void> | null }>();
+const MAX_DIR_SYNCS = 4;
+interface DirSyncs {
+  running: number;
+  /** The one extra sync later writers share, started when a running one ends. */
+  queued: Promise<void> | null;
+  wake: (() => void) | null;
+}
+const dirSyncs = new Map<string, DirSyncs>();
 
 function syncDir(dir: string): Promise<void> {
-  const state = dirSyncs.get(dir);
-  if (state?.queued) return state.queued;
-  const start = (): Promise<void> => {
-    const running = syncDirNow(dir);
-    const entry = dirSyncs.get(dir);
-    if (entry) {
-      entry.running = running;
-      entry.queued = null;
-    } else {
-      dirSyncs.set(dir, { running, queued: null });
-    }
-    void running.finally(() => {
-      const current = dirSyncs.get(dir);
-      if (current && current.running === running && current.queued === null) dirSyncs.delete(dir);
+  let state = dirSyncs.get(dir);
+  if (!state) dirSyncs.set(dir, (state = { running: 0, queued: null, wake: null }));
+  const entry = state;
+  const run = (): Promise<void> => {
+    entry.running++;
+    return syncDirNow(dir).finally(() => {
+      entry.running--;
+      const wake = entry.wake;
+      entry.wake = null;
+      if (wake) wake();
+      else if (entry.running === 0 && entry.queued === null) dirSyncs.delete(dir);
     });
-    return running;
   };
-  if (!state) return start();
-  const queued = state.running.then(start, start);
-  state.queued = queued;
-  return queued;
+  if (entry.running < MAX_DIR_SYNCS && entry.queued === null) return run();
+  entry.queued ??= new Promise<void>((resolve) => {
+    entry.wake = resolve;
+  }).then(() => {
+    entry.queued = null;
+    return run();
+  });
+  return entry.queued;
 }
 
 async function syncDirNow(dir: string): Promise<void> {

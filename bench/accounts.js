@@ -9,9 +9,8 @@
 // Needs the compiled server: npx tsc -p tsconfig.build.json
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +18,22 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import {
+  BenchError,
+  RM_OPTIONS,
+  progress,
+  readProcStatus,
+  processCpu as serverCpu,
+  machineCpu,
+  machineShares,
+  splitEvenly,
+  quantile,
+  newStat,
+  recordFailure,
+  RawConnection,
+  stopServer,
+  removeStateDir,
+} from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -68,112 +83,6 @@ const TARGETS = {
 // Load generator (worker threads). One request in flight per client (closed loop); each client keeps one
 // keep-alive connection.
 // ---------------------------------------------------------------------------------------------------------------
-
-/** A minimal HTTP/1.1 client over one socket: one request at a time, Content-Length bodies only. */
-class RawConnection {
-  #host;
-  #port;
-  #socket = null;
-  #pending = null;
-  #chunks = [];
-  #size = 0;
-  #headerEnd = -1;
-  #total = -1;
-  #status = 0;
-  #close = false;
-  startedAt = 0;
-
-  constructor(host, port) {
-    this.#host = host;
-    this.#port = port;
-  }
-
-  get busySince() {
-    return this.#pending ? this.startedAt : 0;
-  }
-
-  request(path, body) {
-    const payload = Buffer.from(body, 'utf8');
-    const head =
-      `POST ${path} HTTP/1.1\r\nHost: ${this.#host}:${this.#port}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${payload.length}\r\n\r\n`;
-    return new Promise((resolvePromise, reject) => {
-      this.#pending = { resolve: resolvePromise, reject };
-      this.startedAt = performance.now();
-      this.#chunks = [];
-      this.#size = 0;
-      this.#headerEnd = -1;
-      this.#total = -1;
-      if (!this.#socket || this.#socket.destroyed) this.#open();
-      this.#socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
-    });
-  }
-
-  /** Drops the connection, failing the request in flight (timeouts). */
-  abort(reason) {
-    this.close();
-    this.#fail(new Error(reason));
-  }
-
-  close() {
-    this.#socket?.destroy();
-    this.#socket = null;
-  }
-
-  #open() {
-    const socket = net.connect({ host: this.#host, port: this.#port, noDelay: true });
-    this.#socket = socket;
-    // Events of a socket already replaced (after a timeout or "Connection: close") are ignored.
-    socket.on('data', (chunk) => {
-      if (this.#socket === socket) this.#onData(chunk);
-    });
-    socket.on('error', (error) => {
-      if (this.#socket === socket) this.#fail(error);
-    });
-    socket.on('close', () => {
-      if (this.#socket !== socket) return;
-      this.#socket = null;
-      this.#fail(new Error('connection closed by the server'));
-    });
-  }
-
-  #fail(error) {
-    const pending = this.#pending;
-    if (!pending) return;
-    this.#pending = null;
-    pending.reject(error);
-  }
-
-  #onData(chunk) {
-    if (!this.#pending) return;
-    this.#chunks.push(chunk);
-    this.#size += chunk.length;
-    let buffer = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks, this.#size);
-    if (this.#chunks.length > 1) this.#chunks = [buffer];
-    if (this.#headerEnd < 0) {
-      const end = buffer.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      this.#headerEnd = end + 4;
-      const head = buffer.toString('latin1', 0, end).toLowerCase();
-      this.#status = Number(head.slice(9, 12));
-      const match = /\r\ncontent-length:\s*(\d+)/.exec(head);
-      if (!match) {
-        this.abort('response without Content-Length (chunked responses are not supported by this client)');
-        return;
-      }
-      this.#total = this.#headerEnd + Number(match[1]);
-      this.#close = /\r\nconnection:\s*close/.test(head);
-    }
-    if (this.#size < this.#total) return;
-    const pending = this.#pending;
-    this.#pending = null;
-    const text = buffer.toString('utf8', this.#headerEnd, this.#total);
-    buffer = null;
-    this.#chunks = [];
-    if (this.#close) this.close();
-    pending.resolve({ status: this.#status, text });
-  }
-}
 
 function makeTransport(kind, host, port, connections) {
   const base = `http://${host}:${port}`;
@@ -284,15 +193,6 @@ function makeOperations(users, password, globalClient, clients) {
   };
 }
 
-function newStat() {
-  return { count: 0, failures: 0, samples: [], latencies: [] };
-}
-
-function recordFailure(stat, message) {
-  stat.failures++;
-  if (stat.samples.length < 5 && !stat.samples.includes(message)) stat.samples.push(message);
-}
-
 async function clientLoop(transport, client, operation, deadline, stat) {
   while (performance.now() < deadline) {
     const op = operation();
@@ -367,26 +267,15 @@ function startWorker() {
 // Coordinator (main thread)
 // ---------------------------------------------------------------------------------------------------------------
 
-class BenchError extends Error {}
-
 const state = { dataDir: null, server: null, workers: [], cleaning: null, stopping: false };
-
-/** Retries: in-flight writes of the seeding (Ctrl-C during it) can refill a folder while it is being removed. */
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
-
-async function removeDataDir() {
-  if (!state.dataDir) return;
-  await rm(state.dataDir, RM_OPTIONS);
-  state.dataDir = null;
-}
 
 async function cleanup() {
   state.cleaning ??= (async () => {
     await Promise.all(state.workers.map((worker) => worker.terminate().catch(() => undefined)));
     state.workers = [];
-    if (state.server) await stopServer(state.server).catch(() => undefined);
+    if (state.server) await stopServer(state, state.server).catch(() => undefined);
     // On failure state.dataDir stays set, so the exit handler tries once more.
-    await removeDataDir().catch(() => undefined);
+    await removeStateDir(state, 'dataDir').catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -443,10 +332,6 @@ function parseOptions() {
     throw new BenchError('--transport must be raw, http or fetch');
   if (options.workers > options.clients) throw new BenchError('--workers must not exceed --clients');
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
 }
 
 async function seed(dataDir, count) {
@@ -536,47 +421,6 @@ async function seed(dataDir, count) {
   return { users, seedMs: performance.now() - started, hashMs };
 }
 
-function readProcStatus(pid) {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((text) => {
-    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-    return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-  });
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by the whole server process and by its main (event-loop) thread. */
-async function serverCpu(pid) {
-  const ticks = async (path) => {
-    const text = await readFile(path, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime + stime
-  };
-  const [processSeconds, mainSeconds] = await Promise.all([
-    ticks(`/proc/${pid}/stat`),
-    ticks(`/proc/${pid}/task/${pid}/stat`),
-  ]);
-  return { processSeconds, mainSeconds, at: performance.now() };
-}
-
-/** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy (user, nice, system, irq, softirq), steal, total. */
-async function machineCpu() {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq;
-  return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
-}
-
 async function startServer(dataDir, cpuProfDir) {
   const nodeArgs = [];
   if (cpuProfDir) {
@@ -646,20 +490,6 @@ async function startServer(dataDir, cpuProfDir) {
   return server;
 }
 
-async function stopServer(server) {
-  server.stopping = true;
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGTERM');
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-    const result = await server.exited;
-    clearTimeout(timer);
-    state.server = null;
-    return result;
-  }
-  state.server = null;
-  return server.exited;
-}
-
 async function startWorkers(options, server, users) {
   const per = splitEvenly(options.clients, options.workers);
   const workers = per.map(
@@ -682,10 +512,6 @@ async function startWorkers(options, server, users) {
     worker.on('error', (error) => process.emit('benchFatal', error));
   }
   return workers;
-}
-
-function splitEvenly(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
 
 /** Runs one timed phase on every worker; `mix` gives the total clients of each kind. */
@@ -762,27 +588,6 @@ async function runPhase(workers, pid, durationMs, mix) {
       clientCpu,
     ),
   };
-}
-
-/**
- * What else the machine did during a phase, in % of one CPU: `otherCpuPercent` is CPU used by processes other
- * than the server and this bench (e.g. a build or test run elsewhere), `stealPercent` is time the hypervisor gave
- * to other guests. Either one well above ~10% means the figures of that phase understate the server.
- */
-function machineShares(before, after, serverSeconds, clientCpu) {
-  const wall = (after.total - before.total) / os.cpus().length;
-  if (!(wall > 0)) return { otherCpuPercent: NaN, stealPercent: NaN };
-  const clientSeconds = (clientCpu.user + clientCpu.system) / 1e6;
-  const other = after.busy - before.busy - serverSeconds - clientSeconds;
-  return {
-    otherCpuPercent: Math.max(0, (100 * other) / wall),
-    stealPercent: (100 * (after.steal - before.steal)) / wall,
-  };
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1017,8 +822,8 @@ async function main() {
   for (const worker of workers) worker.postMessage({ type: 'stop' });
   await Promise.all(workers.map((worker) => worker.terminate()));
   state.workers = [];
-  const exit = await stopServer(server);
-  await removeDataDir();
+  const exit = await stopServer(state, server);
+  await removeStateDir(state, 'dataDir');
 
   const warmup = phases.warmup;
   delete phases.warmup;

@@ -14,8 +14,8 @@
 //
 // Needs the compiled server: npx tsc -p tsconfig.build.json. Linux only (reads /proc).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +24,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { WebSocket } from 'ws';
+import {
+  BenchError,
+  RM_OPTIONS,
+  raiseFdScript,
+  progress,
+  fdLimits,
+  readProcStatus,
+  CLK_TCK,
+  machineCpu,
+  ask,
+  splitEvenly,
+  quantile,
+  mergeSorted,
+  stopServer,
+  removeStateDir,
+  terminateWorkers,
+} from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -51,9 +68,6 @@ const CREATE_WINDOW = 50;
 const FD_MARGIN = 512;
 /** Environment flag of a bench process re-executed with a raised descriptor limit (it must not loop). */
 const FD_RAISED_ENV = 'HYPERNEX_INSTANCES_BENCH_FD_RAISED';
-/** Shell prefix that raises the open-file limit (as far as the hard limit allows), then execs the command. */
-const raiseFdScript = (want) =>
-  `ulimit -n ${want} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`;
 
 const PHASES = ['small', 'main', 'idle', 'saturation'];
 
@@ -507,32 +521,15 @@ function idleWorker() {
 // Coordinator (main thread)
 // ---------------------------------------------------------------------------------------------------------------
 
-class BenchError extends Error {}
-
 const state = { tempDir: null, server: null, workers: [], owner: null, cleaning: null, stopping: false };
-
-/** Retries: in-flight writes of the seeding (Ctrl-C during it) can refill a folder while it is being removed. */
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
-
-async function removeTempDir() {
-  if (!state.tempDir) return;
-  await rm(state.tempDir, RM_OPTIONS);
-  state.tempDir = null;
-}
-
-async function terminateWorkers() {
-  const workers = state.workers;
-  state.workers = [];
-  await Promise.all(workers.map((worker) => worker.terminate().catch(() => undefined)));
-}
 
 async function cleanup() {
   state.cleaning ??= (async () => {
     state.owner?.terminate();
-    await terminateWorkers();
-    if (state.server) await stopServer(state.server).catch(() => undefined);
+    await terminateWorkers(state);
+    if (state.server) await stopServer(state, state.server).catch(() => undefined);
     // On failure state.tempDir stays set, so the exit handler tries once more.
-    await removeTempDir().catch(() => undefined);
+    await removeStateDir(state, 'tempDir').catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -592,18 +589,6 @@ function parseOptions() {
   if (options.smallUsers > options.users) throw new BenchError('--small-users must not exceed --users');
   if (options.workers > options.users) throw new BenchError('--workers must not exceed --users');
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
-}
-
-/** The open-file limits of a process, from /proc. */
-function fdLimits(pid = 'self') {
-  const text = readFileSync(`/proc/${pid}/limits`, 'utf8');
-  const match = /^Max open files\s+(\S+)\s+(\S+)/m.exec(text);
-  const value = (v) => (v === 'unlimited' ? Infinity : Number(v));
-  return { soft: value(match?.[1]), hard: value(match?.[2]) };
 }
 
 /** Descriptors the bench process (and the server) need: every socket at once plus margin. */
@@ -725,20 +710,6 @@ async function seed(dataDir, counts) {
   return { ...out, seedMs: performance.now() - started };
 }
 
-async function readProcStatus(pid) {
-  const text = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-  return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
 /** CPU seconds used so far by the whole server process and by its main (event-loop) thread. */
 async function processCpu(pid) {
   const ticks = async (path) => {
@@ -754,18 +725,6 @@ async function processCpu(pid) {
   // schedstat: ns on a CPU, ns runnable but waiting for a CPU, time slices (absent without schedstats).
   const mainWaitSeconds = Number(schedstat.split(' ')[1]) / 1e9;
   return { processSeconds, mainSeconds, mainWaitSeconds, at: performance.now() };
-}
-
-/** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy (user, nice, system, irq, softirq), steal, total. */
-async function machineCpu() {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq;
-  return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
 }
 
 /** Starts a sampling of server, bench and machine CPU; the returned function ends it. */
@@ -886,20 +845,6 @@ async function startServer(ctx) {
   return server;
 }
 
-async function stopServer(server) {
-  server.stopping = true;
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGTERM');
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-    const result = await server.exited;
-    clearTimeout(timer);
-    state.server = null;
-    return result;
-  }
-  state.server = null;
-  return server.exited;
-}
-
 /** Uploads the world every instance shows, as its owner (POST /api/v1/upload, JSON body). */
 async function uploadWorld(server, owner) {
   const res = await fetch(new URL('/api/v1/upload', server.url), {
@@ -997,54 +942,6 @@ async function createInstances(server, owner, worldId, gameServerIds, perServer)
     }
   }
   return instances;
-}
-
-/** Posts `message` to a worker and resolves with its next reply (rejects on an error reply or its exit). */
-function ask(worker, message) {
-  return new Promise((resolveReply, reject) => {
-    const off = () => {
-      worker.off('message', onMessage);
-      worker.off('exit', onExit);
-      worker.off('error', onError);
-    };
-    const onMessage = (reply) => {
-      off();
-      if (reply.type === 'error') reject(new BenchError(reply.message));
-      else resolveReply(reply);
-    };
-    const onExit = (code) => {
-      off();
-      reject(new BenchError(`a worker exited (code ${code})`));
-    };
-    const onError = (error) => {
-      off();
-      reject(error);
-    };
-    worker.on('message', onMessage);
-    worker.on('exit', onExit);
-    worker.on('error', onError);
-    worker.postMessage(message);
-  });
-}
-
-function splitEvenly(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
-function mergeSorted(arrays) {
-  const total = arrays.reduce((sum, a) => sum + a.length, 0);
-  const out = new Float64Array(total);
-  let offset = 0;
-  for (const a of arrays) {
-    out.set(a, offset);
-    offset += a.length;
-  }
-  return out.sort();
 }
 
 /** Collects the errors of worker replies into `ctx.errors`. */
@@ -1638,10 +1535,10 @@ async function main() {
   const memory = await readProcStatus(server.pid);
   const closeReplies = await Promise.all(ctx.workers.map((w) => ask(w, { type: 'close' })));
   noteErrors(ctx, 'close', closeReplies);
-  await terminateWorkers();
-  const exit = await stopServer(server);
+  await terminateWorkers(state);
+  const exit = await stopServer(state, server);
   const profile = await summarizeProfile(options.cpuProfDir, server.pid, ctx.windows);
-  await removeTempDir();
+  await removeStateDir(state, 'tempDir');
   if (exit.code !== 0) {
     ctx.errors.total++;
     ctx.errors.samples.push(`the server exited with code ${exit.code} (signal ${exit.signal})`);

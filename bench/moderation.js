@@ -12,8 +12,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
-import net from 'node:net';
+import { mkdir, mkdtemp, open, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,6 +20,23 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import {
+  BenchError,
+  RM_OPTIONS,
+  progress,
+  readProcStatus,
+  processCpu as serverCpu,
+  machineCpu,
+  machineShares,
+  splitEvenly,
+  quantile,
+  newStat,
+  recordFailure,
+  prng,
+  RawConnection,
+  stopServer,
+  removeStateDir,
+} from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -78,121 +94,6 @@ const REFERENCE_LOG = 100_000;
 // targets, issuing warn then unwarn on the next target (closed loop: one request in flight per client), so no
 // two requests in flight ever touch the same target and every answer can be checked strictly.
 // ---------------------------------------------------------------------------------------------------------------
-
-/** A minimal HTTP/1.1 client over one socket: one request at a time, Content-Length bodies only. */
-class RawConnection {
-  #host;
-  #port;
-  #socket = null;
-  #pending = null;
-  #chunks = [];
-  #size = 0;
-  #headerEnd = -1;
-  #total = -1;
-  #status = 0;
-  #close = false;
-  startedAt = 0;
-
-  constructor(host, port) {
-    this.#host = host;
-    this.#port = port;
-  }
-
-  get busySince() {
-    return this.#pending ? this.startedAt : 0;
-  }
-
-  request(path, body) {
-    const payload = Buffer.from(body, 'utf8');
-    const head =
-      `POST ${path} HTTP/1.1\r\nHost: ${this.#host}:${this.#port}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${payload.length}\r\n\r\n`;
-    return new Promise((resolvePromise, reject) => {
-      this.#pending = { resolve: resolvePromise, reject };
-      this.startedAt = performance.now();
-      this.#chunks = [];
-      this.#size = 0;
-      this.#headerEnd = -1;
-      this.#total = -1;
-      if (!this.#socket || this.#socket.destroyed) this.#open();
-      this.#socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
-    });
-  }
-
-  /** Drops the connection, failing the request in flight (timeouts). */
-  abort(reason) {
-    this.close();
-    this.#fail(new Error(reason));
-  }
-
-  close() {
-    this.#socket?.destroy();
-    this.#socket = null;
-  }
-
-  #open() {
-    const socket = net.connect({ host: this.#host, port: this.#port, noDelay: true });
-    this.#socket = socket;
-    // Events of a socket already replaced (after a timeout or "Connection: close") are ignored.
-    socket.on('data', (chunk) => {
-      if (this.#socket === socket) this.#onData(chunk);
-    });
-    socket.on('error', (error) => {
-      if (this.#socket === socket) this.#fail(error);
-    });
-    socket.on('close', () => {
-      if (this.#socket !== socket) return;
-      this.#socket = null;
-      this.#fail(new Error('connection closed by the server'));
-    });
-  }
-
-  #fail(error) {
-    const pending = this.#pending;
-    if (!pending) return;
-    this.#pending = null;
-    pending.reject(error);
-  }
-
-  #onData(chunk) {
-    if (!this.#pending) return;
-    this.#chunks.push(chunk);
-    this.#size += chunk.length;
-    let buffer = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks, this.#size);
-    if (this.#chunks.length > 1) this.#chunks = [buffer];
-    if (this.#headerEnd < 0) {
-      const end = buffer.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      this.#headerEnd = end + 4;
-      const head = buffer.toString('latin1', 0, end).toLowerCase();
-      this.#status = Number(head.slice(9, 12));
-      const match = /\r\ncontent-length:\s*(\d+)/.exec(head);
-      if (!match) {
-        this.abort('response without Content-Length (chunked responses are not supported by this client)');
-        return;
-      }
-      this.#total = this.#headerEnd + Number(match[1]);
-      this.#close = /\r\nconnection:\s*close/.test(head);
-    }
-    if (this.#size < this.#total) return;
-    const pending = this.#pending;
-    this.#pending = null;
-    const text = buffer.toString('utf8', this.#headerEnd, this.#total);
-    buffer = null;
-    this.#chunks = [];
-    if (this.#close) this.close();
-    pending.resolve({ status: this.#status, text });
-  }
-}
-
-function newStat() {
-  return { count: 0, failures: 0, samples: [], latencies: [] };
-}
-
-function recordFailure(stat, message) {
-  stat.failures++;
-  if (stat.samples.length < 5 && !stat.samples.includes(message)) stat.samples.push(message);
-}
 
 /** Sends one moderation action and checks its answer; true when it was acknowledged as expected. */
 async function act(conn, moderator, action, targetId, counter, stat) {
@@ -294,18 +195,7 @@ function startWorker() {
 // Coordinator (main thread)
 // ---------------------------------------------------------------------------------------------------------------
 
-class BenchError extends Error {}
-
 const state = { dataDir: null, server: null, workers: [], cleaning: null, stopping: false };
-
-/** Retries: in-flight writes of the seeding (Ctrl-C during it) can refill a folder while it is being removed. */
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
-
-async function removeDataDir() {
-  if (!state.dataDir) return;
-  await rm(state.dataDir, RM_OPTIONS);
-  state.dataDir = null;
-}
 
 async function stopWorkers() {
   const workers = state.workers;
@@ -317,9 +207,9 @@ async function stopWorkers() {
 async function cleanup() {
   state.cleaning ??= (async () => {
     await stopWorkers();
-    if (state.server) await stopServer(state.server).catch(() => undefined);
+    if (state.server) await stopServer(state, state.server).catch(() => undefined);
     // On failure state.dataDir stays set, so the exit handler tries once more.
-    await removeDataDir().catch(() => undefined);
+    await removeStateDir(state, 'dataDir').catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -378,10 +268,6 @@ function parseOptions() {
     throw new BenchError('--users must be at least twice --clients (each moderator needs targets)');
   if (options.workers > options.clients) throw new BenchError('--workers must not exceed --clients');
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
 }
 
 /** Seeds `count` users, the first `moderators` of them with rank Moderator, the rest Registered. */
@@ -466,18 +352,6 @@ async function seedUsers(dataDir, count, moderators) {
     await host.close();
   }
   return users;
-}
-
-/** A small deterministic PRNG (mulberry32): the same log for the same size on every run. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const REASONS = [
@@ -654,53 +528,12 @@ async function writeLog(path, count, moderators, targets) {
   return (await stat(path)).size;
 }
 
-function readProcStatus(pid) {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((text) => {
-    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-    return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-  });
-}
-
 /** The server's I/O counters: wchar (bytes given to write-like syscalls, sockets included), write_bytes
  * (bytes of page cache it dirtied for storage, page-granular), syscw (write-like syscalls). */
 async function readProcIo(pid) {
   const text = await readFile(`/proc/${pid}/io`, 'utf8');
   const field = (key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
   return { wchar: field('wchar'), writeBytes: field('write_bytes'), syscw: field('syscw') };
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by the whole server process and by its main (event-loop) thread. */
-async function serverCpu(pid) {
-  const ticks = async (path) => {
-    const text = await readFile(path, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime + stime
-  };
-  const [processSeconds, mainSeconds] = await Promise.all([
-    ticks(`/proc/${pid}/stat`),
-    ticks(`/proc/${pid}/task/${pid}/stat`),
-  ]);
-  return { processSeconds, mainSeconds, at: performance.now() };
-}
-
-/** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy (user, nice, system, irq, softirq), steal, total. */
-async function machineCpu() {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq;
-  return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
 }
 
 async function startServer(dataDir, { cpuProfDir, serverConfig, threadpool }) {
@@ -773,24 +606,6 @@ async function startServer(dataDir, { cpuProfDir, serverConfig, threadpool }) {
     });
   });
   return server;
-}
-
-async function stopServer(server) {
-  server.stopping = true;
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGTERM');
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-    const result = await server.exited;
-    clearTimeout(timer);
-    state.server = null;
-    return result;
-  }
-  state.server = null;
-  return server.exited;
-}
-
-function splitEvenly(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
 
 function startWorkers(options, server, moderators, targets) {
@@ -886,27 +701,6 @@ async function runPhase(workers, pid, durationMs) {
   };
 }
 
-/**
- * What else the machine did during a phase, in % of one CPU: `otherCpuPercent` is CPU used by processes other
- * than the server and this bench (e.g. a build or test run elsewhere), `stealPercent` is time the hypervisor gave
- * to other guests. Either one well above ~10% means the figures of that phase understate the server.
- */
-function machineShares(before, after, serverSeconds, clientCpu) {
-  const wall = (after.total - before.total) / os.cpus().length;
-  if (!(wall > 0)) return { otherCpuPercent: NaN, stealPercent: NaN };
-  const clientSeconds = (clientCpu.user + clientCpu.system) / 1e6;
-  const other = after.busy - before.busy - serverSeconds - clientSeconds;
-  return {
-    otherCpuPercent: Math.max(0, (100 * other) / wall),
-    stealPercent: (100 * (after.steal - before.steal)) / wall,
-  };
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
 /** Mean size of the record files of up to USER_FILE_SAMPLE targets (each action rewrites its target's file). */
 async function meanUserFileBytes(dataDir, targets) {
   const sample = targets.slice(0, USER_FILE_SAMPLE);
@@ -950,9 +744,9 @@ async function runLogSize(options, entries, fatal) {
   const logAfter = (await stat(logPath)).size;
   const afterLoad = await readProcStatus(pid);
   await stopWorkers();
-  const exit = await stopServer(server);
+  const exit = await stopServer(state, server);
   const userFileBytes = await meanUserFileBytes(dataDir, targets);
-  await removeDataDir();
+  await removeStateDir(state, 'dataDir');
 
   const logBytesPerAction = phase.actions ? (logAfter - logBefore) / phase.actions : NaN;
   return {

@@ -13,7 +13,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,6 +22,20 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import {
+  BenchError,
+  RM_OPTIONS,
+  progress,
+  readProcStatus,
+  processCpu as serverCpu,
+  machineCpu,
+  splitEvenly,
+  quantile,
+  recordFailure,
+  prng,
+  stopServer,
+  removeStateDir,
+} from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -98,18 +112,6 @@ const TAGS = (
   'anime cute furry robot scifi fantasy horror chill music dance social game pvp quest puzzle racing art ' +
   'nature cyberpunk meme realistic cartoon fullbody android pc hangout vr spooky'
 ).split(' ');
-
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function vocabulary(random) {
   const pseudo = new Set();
@@ -403,11 +405,6 @@ function newStat() {
   return { count: 0, failures: 0, samples: [], latencies: [], items: 0, empty: 0 };
 }
 
-function recordFailure(stat, message) {
-  stat.failures++;
-  if (stat.samples.length < 5 && !stat.samples.includes(message)) stat.samples.push(message);
-}
-
 async function clientLoop(conn, operation, deadline, stats) {
   while (performance.now() < deadline) {
     const op = operation();
@@ -498,25 +495,14 @@ function startWorker() {
 // Coordinator (main thread)
 // ---------------------------------------------------------------------------------------------------------------
 
-class BenchError extends Error {}
-
 const state = { dataDir: null, server: null, workers: [], cleaning: null, stopping: false };
-
-/** Retries: in-flight writes of the seeding (Ctrl-C during it) can refill a folder while it is being removed. */
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
-
-async function removeDataDir() {
-  if (!state.dataDir) return;
-  await rm(state.dataDir, RM_OPTIONS);
-  state.dataDir = null;
-}
 
 async function cleanup() {
   state.cleaning ??= (async () => {
     await Promise.all(state.workers.map((worker) => worker.terminate().catch(() => undefined)));
     state.workers = [];
-    if (state.server) await stopServer(state.server).catch(() => undefined);
-    await removeDataDir().catch(() => undefined);
+    if (state.server) await stopServer(state, state.server).catch(() => undefined);
+    await removeStateDir(state, 'dataDir').catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -577,10 +563,6 @@ function parseOptions() {
   if (options.downloaders >= options.clients) throw new BenchError('--downloaders must be below --clients');
   if (options.workers > options.clients) throw new BenchError('--workers must not exceed --clients');
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
 }
 
 /**
@@ -774,47 +756,6 @@ async function countedUses(url) {
   }
 }
 
-function readProcStatus(pid) {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((text) => {
-    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-    return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-  });
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by the whole server process and by its main (event-loop) thread. */
-async function serverCpu(pid) {
-  const ticks = async (path) => {
-    const text = await readFile(path, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime + stime
-  };
-  const [processSeconds, mainSeconds] = await Promise.all([
-    ticks(`/proc/${pid}/stat`),
-    ticks(`/proc/${pid}/task/${pid}/stat`),
-  ]);
-  return { processSeconds, mainSeconds, at: performance.now() };
-}
-
-/** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy (user, nice, system, irq, softirq), steal, total. */
-async function machineCpu() {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq;
-  return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
-}
-
 async function startServer(dataDir, cpuProfDir) {
   const nodeArgs = [];
   if (cpuProfDir) {
@@ -870,24 +811,6 @@ async function startServer(dataDir, cpuProfDir) {
   return server;
 }
 
-async function stopServer(server) {
-  server.stopping = true;
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGTERM');
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-    const result = await server.exited;
-    clearTimeout(timer);
-    state.server = null;
-    return result;
-  }
-  state.server = null;
-  return server.exited;
-}
-
-function splitEvenly(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
-}
-
 async function startWorkers(options, server, data) {
   const workers = splitEvenly(options.clients, options.workers).map(
     (connections) =>
@@ -898,11 +821,6 @@ async function startWorkers(options, server, data) {
   state.workers = workers;
   for (const worker of workers) worker.on('error', (error) => process.emit('benchFatal', error));
   return workers;
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
 /** Latency figures of the given per-worker stats merged. */
@@ -1259,8 +1177,8 @@ async function main() {
   for (const worker of workers) worker.postMessage({ type: 'stop' });
   await Promise.all(workers.map((worker) => worker.terminate()));
   state.workers = [];
-  const exit = await stopServer(server);
-  await removeDataDir();
+  const exit = await stopServer(state, server);
+  await removeStateDir(state, 'dataDir');
 
   const warmup = phases.warmup;
   delete phases.warmup;

@@ -11,8 +11,8 @@
 //
 // Needs the compiled server: npx tsc -p tsconfig.build.json. Linux only (reads /proc).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,6 +21,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { WebSocket, WebSocketServer } from 'ws';
+import {
+  BenchError,
+  RM_OPTIONS,
+  raiseFdScript,
+  progress,
+  fdLimits,
+  processCpu,
+  machineCpu,
+  ask,
+  splitEvenly,
+  quantile,
+  mergeSorted,
+  removeStateDir,
+  terminateWorkers,
+} from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,9 +59,6 @@ const LOAD_CONNECT_CONCURRENCY = 100;
 const FD_MARGIN = 512;
 /** Environment flag of a bench process re-executed with a raised descriptor limit (it must not loop). */
 const FD_RAISED_ENV = 'HYPERNEX_SOCKET_BENCH_FD_RAISED';
-/** Shell prefix that raises the open-file limit (as far as the hard limit allows), then execs the command. */
-const raiseFdScript = (want) =>
-  `ulimit -n ${want} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`;
 
 /**
  * Memory probe loaded into the server process (`--import`, with `--expose-gc`): on SIGUSR2 it runs a full GC
@@ -492,32 +504,15 @@ function idleWorker() {
 // Coordinator (main thread)
 // ---------------------------------------------------------------------------------------------------------------
 
-class BenchError extends Error {}
-
 const state = { tempDir: null, server: null, relay: null, workers: [], cleaning: null, stopping: false };
-
-/** Retries: in-flight writes of the seeding (Ctrl-C during it) can refill a folder while it is being removed. */
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
-
-async function removeTempDir() {
-  if (!state.tempDir) return;
-  await rm(state.tempDir, RM_OPTIONS);
-  state.tempDir = null;
-}
-
-async function terminateWorkers() {
-  const workers = state.workers;
-  state.workers = [];
-  await Promise.all(workers.map((worker) => worker.terminate().catch(() => undefined)));
-}
 
 async function cleanup() {
   state.cleaning ??= (async () => {
-    await terminateWorkers();
+    await terminateWorkers(state);
     if (state.server) await stopChild(state.server).catch(() => undefined);
     if (state.relay) await stopChild(state.relay).catch(() => undefined);
     // On failure state.tempDir stays set, so the exit handler tries once more.
-    await removeTempDir().catch(() => undefined);
+    await removeStateDir(state, 'tempDir').catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -577,18 +572,6 @@ function parseOptions() {
     throw new BenchError('each load worker needs at least 2 friends');
   if (options.idleWorkers > options.idle) throw new BenchError('--idle-workers must not exceed --idle');
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
-}
-
-/** The open-file limits of a process, from /proc. */
-function fdLimits(pid = 'self') {
-  const text = readFileSync(`/proc/${pid}/limits`, 'utf8');
-  const match = /^Max open files\s+(\S+)\s+(\S+)/m.exec(text);
-  const value = (v) => (v === 'unlimited' ? Infinity : Number(v));
-  return { soft: value(match?.[1]), hard: value(match?.[2]) };
 }
 
 /** Descriptors the bench process needs: its client sockets (both phases are never open at once) plus margin. */
@@ -724,40 +707,6 @@ async function readProcStatus(pid) {
   const text = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
   return { rssKiB: kb('VmRSS'), hwmKiB: kb('VmHWM') };
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by the whole server process and by its main (event-loop) thread. */
-async function processCpu(pid) {
-  const ticks = async (path) => {
-    const text = await readFile(path, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime + stime
-  };
-  const [processSeconds, mainSeconds] = await Promise.all([
-    ticks(`/proc/${pid}/stat`),
-    ticks(`/proc/${pid}/task/${pid}/stat`),
-  ]);
-  return { processSeconds, mainSeconds, at: performance.now() };
-}
-
-/** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy (user, nice, system, irq, softirq), steal, total. */
-async function machineCpu() {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq;
-  return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
 }
 
 /** Starts a sampling of server, bench and machine CPU; the returned function ends it. */
@@ -925,54 +874,6 @@ async function probeMemory(ctx, server) {
   throw new BenchError('the server did not answer the memory probe within 10 s');
 }
 
-/** Posts `message` to a worker and resolves with its next reply (rejects on an error reply or its exit). */
-function ask(worker, message) {
-  return new Promise((resolveReply, reject) => {
-    const off = () => {
-      worker.off('message', onMessage);
-      worker.off('exit', onExit);
-      worker.off('error', onError);
-    };
-    const onMessage = (reply) => {
-      off();
-      if (reply.type === 'error') reject(new BenchError(reply.message));
-      else resolveReply(reply);
-    };
-    const onExit = (code) => {
-      off();
-      reject(new BenchError(`a worker exited (code ${code})`));
-    };
-    const onError = (error) => {
-      off();
-      reject(error);
-    };
-    worker.on('message', onMessage);
-    worker.on('exit', onExit);
-    worker.on('error', onError);
-    worker.postMessage(message);
-  });
-}
-
-function splitEvenly(total, parts) {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
-function mergeSorted(arrays) {
-  const total = arrays.reduce((sum, a) => sum + a.length, 0);
-  const out = new Float64Array(total);
-  let offset = 0;
-  for (const a of arrays) {
-    out.set(a, offset);
-    offset += a.length;
-  }
-  return out.sort();
-}
-
 /** One timed run on every load worker, merged. */
 async function loadRun(workers, durationMs) {
   const results = await Promise.all(workers.map((worker) => ask(worker, { type: 'run', durationMs })));
@@ -1052,7 +953,7 @@ async function throughputPhase(ctx, kind, fatal) {
   const memory = await readProcStatus(target.pid);
   const closeReplies = await Promise.all(workers.map((w) => ask(w, { type: 'close' })));
   const exit = await stopChild(target);
-  await terminateWorkers();
+  await terminateWorkers(state);
   // The workers' error counts cover their whole life (connect, settle, runs); lost messages come on top.
   const lost = run.lost + (warmup?.lost ?? 0);
   const acksMissing = run.acksMissing + (warmup?.acksMissing ?? 0);
@@ -1118,7 +1019,7 @@ async function idlePhase(ctx, fatal) {
   const checks = await race(Promise.all(workers.map((w) => ask(w, { type: 'check' }))));
   await Promise.all(workers.map((w) => ask(w, { type: 'close' })));
   const exit = await stopChild(server);
-  await terminateWorkers();
+  await terminateWorkers(state);
 
   const count = verified.reduce((sum, v) => sum + v.verified, 0);
   const failures = verified.reduce((sum, v) => sum + v.failures, 0);
@@ -1520,7 +1421,7 @@ async function main() {
     progress(options, `2) ${options.idle} idle sockets on a fresh server`);
     phases.idle = await idlePhase(ctx, fatal);
   }
-  await removeTempDir();
+  await removeStateDir(state, 'tempDir');
 
   const samples = [];
   let total = 0;

@@ -16,7 +16,7 @@
 // Needs the built server and UI (npm run build) and Chromium at /usr/bin/chromium. Linux only (reads /proc).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,6 +26,16 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { WebSocket } from 'ws';
+import {
+  BenchError,
+  RM_OPTIONS,
+  progress,
+  CLK_TCK,
+  machineCpu,
+  quantile,
+  stopServer,
+  removeStateDir,
+} from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -100,8 +110,6 @@ Options:
   -h, --help       this help
 `;
 
-class BenchError extends Error {}
-
 const state = {
   tempDir: null,
   server: null,
@@ -110,15 +118,6 @@ const state = {
   cleaning: null,
   stopping: false,
 };
-
-/** Retries: in-flight writes (Ctrl-C during seeding) can refill a folder while it is being removed. */
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
-
-async function removeTempDir() {
-  if (!state.tempDir) return;
-  await rm(state.tempDir, RM_OPTIONS);
-  state.tempDir = null;
-}
 
 async function cleanup() {
   state.cleaning ??= (async () => {
@@ -129,9 +128,9 @@ async function cleanup() {
       state.browser = null;
       await withTimeout(browser.close(), 15_000, 'closing the browser').catch(() => undefined);
     }
-    if (state.server) await stopServer(state.server).catch(() => undefined);
+    if (state.server) await stopServer(state, state.server).catch(() => undefined);
     // On failure state.tempDir stays set, so the exit handler tries once more.
-    await removeTempDir().catch(() => undefined);
+    await removeStateDir(state, 'tempDir').catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -176,10 +175,6 @@ function parseOptions() {
     if (!PHASES.includes(name)) throw new BenchError(`--phases takes a list of ${PHASES.join(', ')}`);
   }
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
 }
 
 function withTimeout(promise, ms, what) {
@@ -443,43 +438,9 @@ async function startServer(dataDir, configPath) {
   return server;
 }
 
-async function stopServer(server) {
-  server.stopping = true;
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGTERM');
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-    const result = await server.exited;
-    clearTimeout(timer);
-    state.server = null;
-    return result;
-  }
-  state.server = null;
-  return server.exited;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // CPU accounting: was the machine busy with other work?
 // ---------------------------------------------------------------------------------------------------------------
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy (user, nice, system, irq, softirq), steal, total. */
-async function machineCpu() {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq;
-  return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
-}
 
 /**
  * CPU seconds used by this process and all its descendants (server, Chromium and its helpers), counting
@@ -976,11 +937,6 @@ async function runInvites(options, browser, server, users) {
 // Figures
 // ---------------------------------------------------------------------------------------------------------------
 
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
 function summarize(values) {
   const sorted = [...values].sort((x, y) => x - y);
   return {
@@ -1262,9 +1218,9 @@ async function main() {
 
     state.browser = null;
     await withTimeout(browser.close(), 15_000, 'closing the browser').catch(() => undefined);
-    exit = await stopServer(server);
+    exit = await stopServer(state, server);
     result.serverStderr = server.stderr;
-    await removeTempDir();
+    await removeStateDir(state, 'tempDir');
   }
 
   result.targets = buildTargets(result);

@@ -22,6 +22,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BenchError, RM_OPTIONS, progress, CLK_TCK, processCpu } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -146,11 +147,7 @@ function limitServer(dir) {
 // Coordinator
 // ---------------------------------------------------------------------------------------------------------------
 
-class BenchError extends Error {}
-
 const state = { root: null, children: new Set(), cleaning: null, stopping: false };
-
-const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
 
 async function cleanup() {
   state.cleaning ??= (async () => {
@@ -207,10 +204,6 @@ function parseOptions() {
       throw new BenchError(`--scenarios takes a list of ${SCENARIOS.join(', ')}`);
   }
   return options;
-}
-
-function progress(options, text) {
-  if (!options.json) process.stderr.write(`${text}\n`);
 }
 
 /** Seeds `count` users able to upload (rank Registered), each with one login token. */
@@ -303,28 +296,6 @@ function readProcStatus(pid) {
 async function readProcIo(pid) {
   const text = await readFile(`/proc/${pid}/io`, 'utf8');
   return { syscw: Number(/^syscw:\s+(\d+)/m.exec(text)?.[1] ?? NaN) };
-}
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by a whole process and by its main (event-loop) thread. */
-async function processCpu(pid) {
-  const ticks = async (path) => {
-    const text = await readFile(path, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime + stime
-  };
-  const [processSeconds, mainSeconds] = await Promise.all([
-    ticks(`/proc/${pid}/stat`),
-    ticks(`/proc/${pid}/task/${pid}/stat`),
-  ]);
-  return { processSeconds, mainSeconds, at: performance.now() };
 }
 
 /** Machine-wide CPU seconds (all CPUs) from /proc/stat: busy and steal. */

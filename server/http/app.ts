@@ -153,6 +153,9 @@ function serveUi(root: string): Koa.Middleware {
       if (!(await exists(join(root, 'index.html')))) return next();
       served = await send(ctx, '/index.html', { root });
     }
+    // koa-send serves the precompressed .br/.gz twin when the browser accepts it (scripts/compress-ui.js).
+    ctx.vary('Accept-Encoding');
+    served = served.replace(/\.(br|gz)$/, '');
     if (served.endsWith('.html')) {
       ctx.set('Content-Security-Policy', UI_CSP);
       ctx.set('Cache-Control', 'no-cache');

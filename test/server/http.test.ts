@@ -129,3 +129,46 @@ describe('HTTP envelope and transport', () => {
     expect(host.server.users.size).toBe(0);
   });
 });
+
+describe('served UI', () => {
+  it('serves the built page with its CSP, compressed for browsers that accept it', async () => {
+    const { fileURLToPath } = await import('node:url');
+    const { existsSync } = await import('node:fs');
+    const uiDir = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
+    if (!existsSync(uiDir))
+      throw new Error('dist/renderer is missing: run `npm run build` first (npm test does).');
+    const host = await startHost({ uiDir });
+    try {
+      const raw = (path: string, encoding: string) =>
+        new Promise<{ headers: Record<string, string | string[] | undefined>; size: number }>(
+          (resolve, reject) => {
+            const req = request(
+              `${host.server.url}${path}`,
+              { headers: { 'accept-encoding': encoding } },
+              (res) => {
+                let size = 0;
+                res.on('data', (c: Buffer) => (size += c.length));
+                res.on('end', () => resolve({ headers: res.headers, size }));
+              },
+            );
+            req.on('error', reject);
+            req.end();
+          },
+        );
+      const page = await raw('/', 'gzip');
+      expect(page.headers['content-encoding']).toBe('gzip');
+      expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+      const html = await (await fetch(`${host.server.url}/`)).text();
+      const script = /src="\.?\/?(assets\/[^"]+\.js)"/.exec(html)![1]!;
+      const plain = await raw(`/${script}`, 'identity');
+      const brotli = await raw(`/${script}`, 'br, gzip');
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(brotli.headers['content-encoding']).toBe('br');
+      expect(brotli.headers['content-type']).toMatch(/javascript/);
+      expect(brotli.headers.vary).toMatch(/Accept-Encoding/i);
+      expect(brotli.size * 2).toBeLessThan(plain.size);
+    } finally {
+      await host.close();
+    }
+  });
+});

@@ -268,22 +268,7 @@ export async function createServer(
   let socketHttp: Server | null = null;
   let socketPort = config.socket.port ?? config.port;
   try {
-    const app = createHttpApp({
-      config,
-      log,
-      accounts,
-      social,
-      setup,
-      invites,
-      moderation,
-      uploads,
-      instances,
-      gameServerTokens,
-      hub,
-      users,
-      core,
-      socketPort: () => socketPort,
-    });
+    const app = createHttpApp({ ...core, core, socketPort: () => socketPort });
     const server = createHttpServer(app.callback());
     http = server;
     server.keepAliveTimeout = 65_000;

@@ -6,19 +6,7 @@ import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
 import send from 'koa-send';
-import type { Logger } from 'pino';
-import type { HostConfig } from '../config.js';
-import type { AccountsService } from '../services/accounts.js';
-import type { SetupService } from '../services/setup.js';
-import type { InvitesService } from '../services/invites.js';
-import type { ModerationService } from '../services/moderation.js';
-import type { UploadsService } from '../services/uploads.js';
-import type { GameServerTokens } from '../services/game-servers.js';
-import type { InstancesService } from '../services/instances.js';
-import type { SocketHub } from '../socket/hub.js';
 import type { HostCore } from '../host.js';
-import type { SocialService } from '../services/social.js';
-import type { UsersRepo } from '../store/users.js';
 import { envelopeFunnel } from './envelope.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -32,23 +20,12 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { adminRoutes } from './routes/admin.js';
 import { setupRoutes } from './routes/setup.js';
 
-export interface HttpDeps {
-  config: HostConfig;
-  log: Logger;
-  accounts: AccountsService;
-  social: SocialService;
-  setup: SetupService;
-  invites: InvitesService;
-  moderation: ModerationService;
-  uploads: UploadsService;
-  instances: InstancesService;
-  gameServerTokens: GameServerTokens;
-  hub: SocketHub;
-  users: UsersRepo;
-  /** Everything else the routes need (search, popularity, invite codes, settings...). */
+/** Every service of the host, each route taking what it needs, plus where the socket listens. */
+export type HttpDeps = HostCore & {
+  /** The whole core again, for routes that take it as one object. */
   core: HostCore;
   socketPort: () => number;
-}
+};
 
 /** Version of our API document (the wire protocol itself is Hypernex 1.4). */
 export const API_VERSION = '1.4.1-companion.1';

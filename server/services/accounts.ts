@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { ErrorCode } from '../protocol/errors.js';
 import { LoginResult, Rank, Status } from '../protocol/enums.js';
@@ -18,13 +17,14 @@ import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from './urls.js';
 import { createLoginThrottle } from './login-throttle.js';
 import type { InviteCodes } from './invite-codes.js';
+import { hashMatches, sha256 } from './secrets.js';
 
 let lastHashed: { content: string; digest: Buffer } | null = null;
 
 /** SHA-256 of a token. The last one is remembered: a request checks and then shows the same token. */
 export function hashToken(content: string): Buffer {
   if (lastHashed?.content === content) return lastHashed.digest;
-  const digest = createHash('sha256').update(content, 'utf8').digest();
+  const digest = sha256(content);
   lastHashed = { content, digest };
   return digest;
 }
@@ -52,6 +52,13 @@ export interface AccountsService {
   tokenExpiry(userId: string, tokenContent: string): number;
   /** Like authenticate, but throws the envelope's "Failed to authenticate user!" error. */
   requireUser(userId: string, tokenContent: string, message?: string): StoredUser;
+  /** Like requireUser, and refuses (with `refusal`) a user ranked below `rank`. */
+  requireRank(
+    userId: string,
+    tokenContent: string,
+    rank: Rank,
+    refusal: { code: ErrorCode; message: string; tokenMessage?: string },
+  ): StoredUser;
   logout(userId: string, tokenContent: string): Promise<boolean>;
   isBanned(user: StoredUser): boolean;
   privateView(user: StoredUser, currentToken: string | null): PrivateUserDto;
@@ -111,12 +118,7 @@ export function createAccountsService(
     let found: StoredToken | undefined;
     // Compare every token in constant time; do not stop at the first match.
     for (const token of user.AccountTokens) {
-      const stored = Buffer.from(token.hash, 'hex');
-      if (
-        stored.length === candidate.length &&
-        timingSafeEqual(stored, candidate) &&
-        token.dateExpire > now
-      ) {
+      if (hashMatches(token.hash, candidate) && token.dateExpire > now) {
         found = token;
       }
     }
@@ -235,6 +237,14 @@ export function createAccountsService(
     requireUser(userId, tokenContent, message = 'Failed to authenticate user!') {
       const user = authenticate(userId, tokenContent);
       if (!user) throw new AppError(ErrorCode.INVALID_TOKEN, message);
+      return user;
+    },
+
+    requireRank(userId, tokenContent, rank, refusal) {
+      const user = authenticate(userId, tokenContent);
+      if (!user)
+        throw new AppError(ErrorCode.INVALID_TOKEN, refusal.tokenMessage ?? 'Failed to authenticate user!');
+      if (user.Rank < rank) throw new AppError(refusal.code, refusal.message);
       return user;
     },
 

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors.js';
 import type { TokenDto } from '../protocol/types.js';
 import type { AvatarMetaDto, WorldMetaDto } from '../protocol/uploads.js';
@@ -6,6 +5,7 @@ import { AppError } from '../errors.js';
 import type { StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import type { UploadsService } from './uploads.js';
+import { hashMatches, sha256 } from './secrets.js';
 
 /** An asset token as stored on its avatar or world: only its hash. Never shown by meta endpoints. */
 interface StoredAssetToken {
@@ -19,7 +19,6 @@ type WithTokens = (AvatarMetaDto | WorldMetaDto) & { Tokens?: StoredAssetToken[]
 
 const ASSET_TOKEN_SECONDS = 3600;
 const MAX_TOKENS = 50;
-const sha = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
 /**
  * manageAssetToken (reference 6.6): the owner of an OwnerOnly avatar or world hands out one-hour tokens that let
@@ -67,7 +66,7 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
       found.asset.Tokens = [
         ...kept,
         {
-          hash: sha(content).toString('hex'),
+          hash: sha256(content).toString('hex'),
           dateCreated: now,
           dateExpire: token.dateExpire,
           app: 'unknown',
@@ -86,7 +85,7 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
         );
       if (found.asset.OwnerId !== caller.Id)
         throw new AppError(ErrorCode.NOT_OWNER, 'Failed to remove Token! You do not own that asset.');
-      const given = sha(assetToken).toString('hex');
+      const given = sha256(assetToken).toString('hex');
       const before = found.asset.Tokens ?? [];
       const after = before.filter((t) => t.hash !== given);
       if (after.length === before.length)
@@ -99,10 +98,10 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
     allows(assetId: string, token: string): boolean {
       const found = assetOf(assetId);
       if (!found) return false;
-      const given = sha(token);
+      const given = sha256(token);
       let ok = false;
       for (const stored of live(found.asset)) {
-        if (timingSafeEqual(Buffer.from(stored.hash, 'hex'), given)) ok = true;
+        if (hashMatches(stored.hash, given)) ok = true;
       }
       return ok;
     },

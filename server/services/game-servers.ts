@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
 import type { Collection } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
+import { hashMatches, sha256 } from './secrets.js';
 
 export const GAME_SERVER_TOKENS = 'gameservertokens';
 
@@ -22,8 +22,6 @@ export interface GameServerTokenDto {
   createdBy: string;
 }
 
-const sha = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-
 /** Which game servers may connect: tokens from the host configuration and tokens made in the host's UI. */
 export function createGameServerTokens(
   deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids' | 'config' | 'events'>,
@@ -36,13 +34,13 @@ export function createGameServerTokens(
     /** The id of the token that matches (`config` for one from the configuration), or null. */
     verify(token: unknown): string | null {
       if (typeof token !== 'string' || token.length === 0 || token.length > 512) return null;
-      const given = sha(token);
+      const given = sha256(token);
       let found: string | null = null;
       for (const configured of config.gameServerTokens) {
-        if (timingSafeEqual(sha(configured), given)) found = 'config';
+        if (hashMatches(sha256(configured).toString('hex'), given)) found = 'config';
       }
       for (const stored of tokens.values()) {
-        if (timingSafeEqual(Buffer.from(stored.hash, 'hex'), given)) found = stored.id;
+        if (hashMatches(stored.hash, given)) found = stored.id;
       }
       return found;
     },
@@ -57,7 +55,7 @@ export function createGameServerTokens(
       const token = ids.secret();
       const record: StoredGameServerToken = {
         id: ids.id('gstoken'),
-        hash: sha(token).toString('hex'),
+        hash: sha256(token).toString('hex'),
         label: label.trim().slice(0, 100),
         createdAt: unixSeconds(clock),
         createdBy,

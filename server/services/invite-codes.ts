@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
 import type { Change, Collection } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
+import { hashMatches, sha256 } from './secrets.js';
 
 export const INVITE_CODES = 'invitecodes';
 
@@ -33,8 +33,6 @@ export interface InviteCodeDto {
   active: boolean;
 }
 
-const sha = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-
 /** Invite codes made by the owner and admins: single-use or reusable, with an optional expiry. */
 export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids' | 'config'>) {
   const { store, clock, ids, config } = deps;
@@ -52,10 +50,10 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
     return { ...rest, uses: [...code.uses], active: usable(code, unixSeconds(clock)) };
   }
   function find(code: string): StoredInviteCode | undefined {
-    const given = sha(code);
+    const given = sha256(code);
     let found: StoredInviteCode | undefined;
     for (const stored of codes.values()) {
-      if (timingSafeEqual(Buffer.from(stored.hash, 'hex'), given)) found = stored;
+      if (hashMatches(stored.hash, given)) found = stored;
     }
     return found;
   }
@@ -94,7 +92,7 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
       const now = unixSeconds(clock);
       const stored: StoredInviteCode = {
         id: ids.id('invcode'),
-        hash: sha(code).toString('hex'),
+        hash: sha256(code).toString('hex'),
         label: input.label.trim().slice(0, 100),
         singleUse: input.singleUse,
         createdAt: now,

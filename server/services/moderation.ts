@@ -16,6 +16,7 @@ import { AppError } from '../errors.js';
 import type { AppendLog } from '../store/append-log.js';
 import type { StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
+import { createKeyedSerial } from './serial.js';
 
 /** The part of a user that moderation reads and changes. */
 export interface ModerationState {
@@ -85,7 +86,6 @@ export function createModerationService(
   },
 ) {
   const { users, store, clock, events, log } = deps;
-  const chains = new Map<string, Promise<unknown>>();
   /** Log positions per target, oldest first, for the panel's "recent actions". */
   const byTarget = new Map<string, number[]>();
   for (let i = 0; i < log.length; i++) indexTarget(log.indexAt(i)!.key.targetUserId, i);
@@ -114,18 +114,8 @@ export function createModerationService(
     };
   }
 
-  /** Serialises actions on one target, so each one's "before" is the previous one's "after". */
-  function onTarget<T>(targetId: string, work: () => Promise<T>): Promise<T> {
-    const previous = chains.get(targetId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(work);
-    chains.set(targetId, next);
-    void next
-      .finally(() => {
-        if (chains.get(targetId) === next) chains.delete(targetId);
-      })
-      .catch(() => undefined);
-    return next;
-  }
+  /** Actions on one target run one at a time, so each one's "before" is the previous one's "after". */
+  const onTarget = createKeyedSerial();
 
   function fail(code: ErrorCode, message: string, fields?: Record<string, string>): never {
     throw new AppError(code, message, fields);

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors.js';
 import { Rank } from '../protocol/enums.js';
 import type { SetupOwnerRequest } from '../protocol/schemas.js';
@@ -7,6 +7,7 @@ import type { StoredUser } from '../store/users.js';
 import type { TokenDto } from '../protocol/types.js';
 import type { AccountsService } from './accounts.js';
 import type { ServiceDeps } from './context.js';
+import { sha256 } from './secrets.js';
 
 /**
  * First-run owner bootstrap (SPEC section 2). While no owner exists, the host holds a one-time setup secret in
@@ -52,9 +53,7 @@ export function createSetupService(
       if (secret === null) {
         throw new AppError(ErrorCode.SETUP_ALREADY_DONE, 'This host already has an owner. Sign in instead.');
       }
-      const expected = createHash('sha256').update(secret).digest();
-      const given = createHash('sha256').update(input.setupSecret.trim()).digest();
-      if (!timingSafeEqual(expected, given)) {
+      if (!timingSafeEqual(sha256(secret), sha256(input.setupSecret.trim()))) {
         throw new AppError(
           ErrorCode.INVALID_SETUP_SECRET,
           'That setup secret is not right. Copy it from the host.',

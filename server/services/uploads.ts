@@ -24,6 +24,7 @@ import { readJsonFile, writeFileAtomic } from '../store/durable-file.js';
 import type { Change, Collection } from '../store/store.js';
 import type { StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
+import { createKeyedSerial } from './serial.js';
 import { isUrlAllowed } from './urls.js';
 
 export const FILES = 'uploads';
@@ -141,7 +142,6 @@ export function createUploadsService(
   const filesDir = join(config.dataDir, 'files');
   const tmpDir = join(config.dataDir, 'tmp');
   const chunksDir = join(config.dataDir, 'chunks');
-  const chains = new Map<string, Promise<unknown>>();
   /** Bumped on every avatar or world change, so search indexes know when to rebuild. */
   let contentVersion = 0;
   const chunkSets = new Map<string, ChunkSet>();
@@ -188,17 +188,7 @@ export function createUploadsService(
     return join(filesDir, file.UserId, file.FileName);
   }
 
-  function serial<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = chains.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(work);
-    chains.set(key, next);
-    void next
-      .finally(() => {
-        if (chains.get(key) === next) chains.delete(key);
-      })
-      .catch(() => undefined);
-    return next;
-  }
+  const serial = createKeyedSerial();
 
   function typeOrThrow(name: string): UploadType {
     const type = uploadTypeOf(name);

@@ -7,20 +7,17 @@ import {
   HostSettingsRequest,
   RevokeInviteCodeRequest,
 } from '../../protocol/schemas.js';
-import { AppError } from '../../errors.js';
 import type { HostCore } from '../../host.js';
 import { parse, reply } from '../envelope.js';
 
 /** Host administration for the owner and admins: invite codes and run-time host settings. */
 export function adminRoutes(router: Router, core: HostCore): void {
   const { accounts, inviteCodes, store } = core;
-
-  function requireAdmin(userid: string, tokenContent: string) {
-    const me = accounts.requireUser(userid, tokenContent);
-    if (me.Rank < Rank.Admin)
-      throw new AppError(ErrorCode.FORBIDDEN, 'Invalid permissions! This is for admins and the owner.');
-    return me;
-  }
+  const requireAdmin = (userid: string, tokenContent: string) =>
+    accounts.requireRank(userid, tokenContent, Rank.Admin, {
+      code: ErrorCode.FORBIDDEN,
+      message: 'Invalid permissions! This is for admins and the owner.',
+    });
 
   router.post('/inviteCodes', (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);

@@ -6,7 +6,6 @@ import {
   AddGameServerTokenRequest,
   RevokeGameServerTokenRequest,
 } from '../../protocol/schemas.js';
-import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import type { GameServerTokens } from '../../services/game-servers.js';
 import type { InstancesService } from '../../services/instances.js';
@@ -42,16 +41,11 @@ export function instanceRoutes(
     });
   });
 
-  function requireAdmin(userid: string, tokenContent: string) {
-    const me = accounts.requireUser(userid, tokenContent);
-    if (me.Rank < Rank.Admin) {
-      throw new AppError(
-        ErrorCode.FORBIDDEN,
-        'Invalid permissions! Game-server tokens are for admins and the owner.',
-      );
-    }
-    return me;
-  }
+  const requireAdmin = (userid: string, tokenContent: string) =>
+    accounts.requireRank(userid, tokenContent, Rank.Admin, {
+      code: ErrorCode.FORBIDDEN,
+      message: 'Invalid permissions! Game-server tokens are for admins and the owner.',
+    });
 
   router.post('/gameServerTokens', (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);

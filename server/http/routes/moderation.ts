@@ -2,7 +2,6 @@ import type Router from '@koa/router';
 import { ErrorCode } from '../../protocol/errors.js';
 import { Rank } from '../../protocol/enums.js';
 import { ModerationLogRequest, ModerationLookupRequest, ModerationRequest } from '../../protocol/schemas.js';
-import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import type { ModerationService } from '../../services/moderation.js';
 import { parse, reply } from '../envelope.js';
@@ -12,17 +11,12 @@ export function moderationRoutes(
   deps: { accounts: AccountsService; moderation: ModerationService },
 ): void {
   const { accounts, moderation } = deps;
-
-  function requireModerator(userid: string, tokenContent: string) {
-    const caller = accounts.requireUser(userid, tokenContent, 'Invalid Token!');
-    if (caller.Rank < Rank.Moderator) {
-      throw new AppError(
-        ErrorCode.NOT_A_MODERATOR,
-        'Invalid permissions! This needs rank Moderator or higher.',
-      );
-    }
-    return caller;
-  }
+  const requireModerator = (userid: string, tokenContent: string) =>
+    accounts.requireRank(userid, tokenContent, Rank.Moderator, {
+      code: ErrorCode.NOT_A_MODERATOR,
+      message: 'Invalid permissions! This needs rank Moderator or higher.',
+      tokenMessage: 'Invalid Token!',
+    });
 
   router.post('/moderation', async (ctx) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;

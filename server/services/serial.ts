@@ -1,0 +1,18 @@
+/**
+ * Runs work for one key strictly one after another (an asset, a moderation target, a chunk set), so each job sees
+ * the state the previous one left; different keys run side by side. A failed job does not stop the next.
+ */
+export function createKeyedSerial(): <T>(key: string, work: () => Promise<T>) => Promise<T> {
+  const chains = new Map<string, Promise<unknown>>();
+  return <T>(key: string, work: () => Promise<T>): Promise<T> => {
+    const previous = chains.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    chains.set(key, next);
+    void next
+      .finally(() => {
+        if (chains.get(key) === next) chains.delete(key);
+      })
+      .catch(() => undefined);
+    return next;
+  };
+}

@@ -187,7 +187,7 @@ export async function openHost(
       ...deps,
       isPublic: (kind, id) => {
         const asset = kind === 'avatar' ? uploads.avatar(id) : uploads.world(id);
-        return asset !== undefined && asset.Publicity === 0;
+        return asset !== undefined && uploads.isPublic(asset);
       },
     });
     const search = createSearchService({

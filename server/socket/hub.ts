@@ -12,7 +12,6 @@ export interface HubSocket {
 export class SocketHub implements Presence, Notifier {
   readonly #byUser = new Map<string, Set<HubSocket>>();
   readonly #gameServers = new Map<string, HubSocket>();
-  #count = 0;
   /** Set from the configuration: game servers may connect without a token. */
   allowAnyGameServer = false;
   /** Set by the instances service: whether a user is in a live instance. */
@@ -26,10 +25,7 @@ export class SocketHub implements Presence, Notifier {
       set = new Set();
       this.#byUser.set(userId, set);
     }
-    if (!set.has(socket)) {
-      set.add(socket);
-      this.#count++;
-    }
+    set.add(socket);
     return first;
   }
 
@@ -37,7 +33,6 @@ export class SocketHub implements Presence, Notifier {
   remove(userId: string, socket: HubSocket): boolean {
     const set = this.#byUser.get(userId);
     if (!set || !set.delete(socket)) return false;
-    this.#count--;
     if (set.size === 0) {
       this.#byUser.delete(userId);
       return true;
@@ -84,14 +79,6 @@ export class SocketHub implements Presence, Notifier {
 
   sendToGameServer(gameServerId: string, message: string, result: Record<string, unknown>): void {
     this.#gameServers.get(gameServerId)?.send(JSON.stringify({ message, result }));
-  }
-
-  get connectedUsers(): number {
-    return this.#byUser.size;
-  }
-
-  get verifiedSockets(): number {
-    return this.#count;
   }
 
   /** Sends one message to many users, serialising it once. */

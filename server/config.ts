@@ -30,6 +30,11 @@ export interface HostConfig {
   allowedDomains: string[];
   /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
   fsync: boolean;
+  /**
+   * Answer the hottest read routes (getUser, search, popularity...) straight from node:http instead of through
+   * the Koa stack, with identical answers (server/http/lean.ts). Off routes every request through Koa.
+   */
+  leanLane: boolean;
   /** Folder with the built UI to serve at `/`; null serves no UI. */
   uiDir: string | null;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
@@ -106,6 +111,7 @@ export function defaultConfig(): HostConfig {
     allowedDomains: ['i.imgur.com'],
     hideBannedUsersContent: true,
     fsync: true,
+    leanLane: true,
     uiDir: null,
     logLevel: 'info',
     passwordHash: { memoryCost: 19_456, timeCost: 2, concurrency: 1 },

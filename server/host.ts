@@ -64,6 +64,8 @@ export interface HostServer {
   readonly log: Logger;
   /** Every service, for embedders and tests. */
   readonly core: HostCore;
+  /** Requests the lean lane answered itself (server/http/lean.ts). */
+  readonly leanAnswered: () => number;
   close(): Promise<void>;
 }
 
@@ -269,7 +271,7 @@ export async function createServer(
   let socketPort = config.socket.port ?? config.port;
   try {
     const app = createHttpApp({ ...core, core, socketPort: () => socketPort });
-    const server = createHttpServer(app.callback());
+    const server = createHttpServer(app.listener);
     http = server;
     server.keepAliveTimeout = 65_000;
     await listen(server, config.port, config.host);
@@ -349,6 +351,7 @@ export async function createServer(
       events,
       log,
       core,
+      leanAnswered: () => app.lane.answered,
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);

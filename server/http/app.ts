@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
@@ -7,7 +8,8 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import send from 'koa-send';
 import type { HostCore } from '../host.js';
-import { envelopeFunnel } from './envelope.js';
+import { envelopeFunnel, isApiPath } from './envelope.js';
+import { LeanLane, REQUEST_ID } from './lean.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
@@ -27,18 +29,33 @@ export type HttpDeps = HostCore & {
   socketPort: () => number;
 };
 
+/** What routes register on: the Koa router, and the lean lane for hot synchronous read routes. */
+export type RouteDeps = HttpDeps & { lane: LeanLane };
+
 /** Version of our API document (the wire protocol itself is Hypernex 1.4). */
 export const API_VERSION = '1.4.1-companion.1';
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** UI pages may talk to this host only (HTTP and socket) and load no outside script. */
 const UI_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: http: https:; " +
   "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
-export function createHttpApp(deps: HttpDeps): Koa & { apiRouter: Router } {
+export type HttpApp = Koa & {
+  apiRouter: Router;
+  lane: LeanLane;
+  /** The request listener for node:http: the lean lane first, Koa for everything else. */
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
+};
+
+export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   const app = new Koa();
+  const lane = new LeanLane({
+    prefix: '/api/v1',
+    jsonLimit: httpDeps.config.limits.jsonBodyBytes,
+    log: httpDeps.log,
+    enabled: httpDeps.config.leanLane,
+  });
+  const deps: RouteDeps = { ...httpDeps, lane };
   app.silent = true;
 
   app.use(async (ctx, next) => {
@@ -79,7 +96,7 @@ export function createHttpApp(deps: HttpDeps): Koa & { apiRouter: Router } {
     jsonLimit: Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024,
   });
   app.use(async (ctx, next) => {
-    if (!ctx.path.startsWith('/api/')) return next();
+    if (!isApiPath(ctx.path)) return next();
     // A JSON upload carries its file as base64: it gets its own, larger cap.
     return (/^\/api\/v1\/upload\/?$/i.test(ctx.path) ? parseUpload : parseSmall)(ctx, next);
   });
@@ -93,7 +110,7 @@ export function createHttpApp(deps: HttpDeps): Koa & { apiRouter: Router } {
   uploadRoutes(api, deps);
   fileRoutes(api, deps);
   instanceRoutes(api, deps);
-  discoveryRoutes(api, deps.core);
+  discoveryRoutes(api, deps.core, lane);
   adminRoutes(api, deps.core);
   // The document describes every route registered above, so it is built once they all are.
   const document = buildOpenApi(api, '/api/v1', API_VERSION);
@@ -112,13 +129,17 @@ export function createHttpApp(deps: HttpDeps): Koa & { apiRouter: Router } {
   app.use(docs.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));
-  return Object.assign(app, { apiRouter: api });
+  const koa = app.callback();
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!lane.handle(req, res)) void koa(req, res);
+  };
+  return Object.assign(app, { apiRouter: api, lane, listener });
 }
 
 /** The built renderer at `/`, with index.html for any other page path (client-side routes). */
 function serveUi(root: string): Koa.Middleware {
   return async (ctx, next) => {
-    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.path.startsWith('/api/')) return next();
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || isApiPath(ctx.path)) return next();
     const path = ctx.path === '/' ? '/index.html' : ctx.path;
     let served: string | undefined;
     try {

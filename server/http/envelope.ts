@@ -5,6 +5,11 @@ import { ErrorCode, type FieldErrors } from '../protocol/errors.js';
 import { fieldErrorsOf } from '../protocol/schemas.js';
 import { AppError } from '../errors.js';
 
+/** Under /api/ (in any case, as the router's prefix matches). */
+export function isApiPath(path: string): boolean {
+  return path.length >= 5 && path.slice(0, 5).toLowerCase() === '/api/';
+}
+
 /** The only place that writes a successful answer. */
 export function reply(ctx: Context, message: string, result?: Record<string, unknown>): void {
   ctx.status = 200;
@@ -141,19 +146,24 @@ export function envelopeFunnel(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.path.startsWith('/api/') && ctx.body === undefined && ctx.status === 404) {
+      if (isApiPath(ctx.path) && ctx.body === undefined && ctx.status === 404) {
         throw new AppError(ErrorCode.NOT_FOUND, `Unknown endpoint: ${ctx.method} ${ctx.path}`);
       }
     } catch (error) {
-      const { code, message, fields, extra, unexpected } = classify(error);
-      if (unexpected) log.error({ err: error, reqId: ctx.state.reqId, path: ctx.path }, 'request failed');
       ctx.status = 200;
       ctx.type = 'application/json';
-      ctx.body = {
-        success: false,
-        message,
-        result: { ...extra, error: fields && Object.keys(fields).length > 0 ? { code, fields } : { code } },
-      };
+      ctx.body = errorEnvelope(error, log, ctx.state.reqId as string, ctx.path);
     }
+  };
+}
+
+/** The refusal envelope for `error`; an unexpected one is logged with the request id and never described. */
+export function errorEnvelope(error: unknown, log: Logger, reqId: string, path: string): object {
+  const { code, message, fields, extra, unexpected } = classify(error);
+  if (unexpected) log.error({ err: error, reqId, path }, 'request failed');
+  return {
+    success: false,
+    message,
+    result: { ...extra, error: fields && Object.keys(fields).length > 0 ? { code, fields } : { code } },
   };
 }

@@ -19,12 +19,13 @@ import type { AccountsService } from '../../services/accounts.js';
 import { SOCIAL_MESSAGES, type SocialAction, type SocialService } from '../../services/social.js';
 import type { UsersRepo } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
+import type { LeanLane } from '../lean.js';
 
 export function accountRoutes(
   router: Router,
-  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo },
+  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo; lane: LeanLane },
 ): void {
-  const { accounts, social, users } = deps;
+  const { accounts, social, users, lane } = deps;
 
   router.post('/createUser', async (ctx) => {
     const input = parse(CreateUserRequest, ctx.request.body);
@@ -62,23 +63,26 @@ export function accountRoutes(
     reply(ctx, 'Logged out!');
   });
 
-  router.post('/isValidToken', (ctx) => {
-    const input = parse(IsValidTokenRequest, ctx.request.body);
+  // The hot read routes go through the lean lane as well (server/http/lean.ts): synchronous, plain input.
+  lane.route(router, 'post', '/isValidToken', ({ body }) => {
+    const input = parse(IsValidTokenRequest, body);
     if (input.username !== undefined) {
       const user = users.byUsername(input.username);
-      return reply(ctx, 'Completed Operation', {
-        isValidToken: user ? accounts.authenticate(user.Id, input.tokenContent) !== null : false,
-      });
+      return {
+        message: 'Completed Operation',
+        result: { isValidToken: user ? accounts.authenticate(user.Id, input.tokenContent) !== null : false },
+      };
     }
     const userId = input.userid as string;
     if (!users.get(userId)) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
-    reply(ctx, 'Completed Operation', {
-      isValidToken: accounts.authenticate(userId, input.tokenContent) !== null,
-    });
+    return {
+      message: 'Completed Operation',
+      result: { isValidToken: accounts.authenticate(userId, input.tokenContent) !== null },
+    };
   });
 
-  router.post('/getUser', (ctx) => {
-    const input = parse(GetUserRequest, ctx.request.body);
+  lane.route(router, 'post', '/getUser', ({ body }) => {
+    const input = parse(GetUserRequest, body);
     const byName = input.username !== undefined;
     const user = byName ? users.byUsername(input.username as string) : users.get(input.userid as string);
     if (input.tokenContent !== undefined) {
@@ -86,25 +90,26 @@ export function accountRoutes(
       if (!self) {
         throw new AppError(ErrorCode.INVALID_TOKEN, byName ? 'Failed to getUser!' : 'Invalid token!');
       }
-      return reply(ctx, `Got user ${self.Username}`, {
-        UserData: accounts.privateView(self, input.tokenContent),
-      });
+      return {
+        message: `Got user ${self.Username}`,
+        result: { UserData: accounts.privateView(self, input.tokenContent) },
+      };
     }
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
-    reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
+    return { message: `Got user ${user.Username}`, result: { UserData: accounts.publicView(user) } };
   });
   // Browsers and simple clients may ask with a query string.
-  router.get('/getUser', (ctx) => {
-    const input = parse(GetUserQuery, ctx.query);
+  lane.route(router, 'get', '/getUser', ({ query }) => {
+    const input = parse(GetUserQuery, query);
     const user =
       input.username !== undefined ? users.byUsername(input.username) : users.get(input.userid ?? '');
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
-    reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
+    return { message: `Got user ${user.Username}`, result: { UserData: accounts.publicView(user) } };
   });
 
-  router.get('/doesUserExist', (ctx) => {
-    const { userid } = parse(DoesUserExistQuery, ctx.query);
-    reply(ctx, 'Completed Search', { doesUserExist: users.get(userid) !== undefined });
+  lane.route(router, 'get', '/doesUserExist', ({ query }) => {
+    const { userid } = parse(DoesUserExistQuery, query);
+    return { message: 'Completed Search', result: { doesUserExist: users.get(userid) !== undefined } };
   });
 
   router.post('/updateBio', async (ctx) => {

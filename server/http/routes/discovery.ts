@@ -1,20 +1,20 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { ErrorCode } from '../../protocol/errors.js';
 import { ManageAssetTokenRequest } from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { HostCore } from '../../host.js';
 import { POPULARITY_WINDOWS } from '../../services/popularity.js';
 import { parse, reply } from '../envelope.js';
+import type { LeanLane } from '../lean.js';
 
 export const ITEMS_PER_PAGE_MAX = 100;
 export const SEARCH_TEXT_MAX = 100;
 
 /** itemsPerPage and page from the path: whole numbers in range, or a refusal that says which. */
-function paging(ctx: Context): { itemsPerPage: number; page: number } {
+function paging(params: Record<string, string>): { itemsPerPage: number; page: number } {
   const fields: Record<string, string> = {};
-  const items = ctx.params.itemsPerPage ?? '';
-  const page = ctx.params.page ?? '';
+  const items = params.itemsPerPage ?? '';
+  const page = params.page ?? '';
   if (!/^\d{1,6}$/.test(items) || Number(items) < 1 || Number(items) > ITEMS_PER_PAGE_MAX) {
     fields.itemsPerPage = `must be a whole number from 1 to ${ITEMS_PER_PAGE_MAX}`;
   }
@@ -24,8 +24,8 @@ function paging(ctx: Context): { itemsPerPage: number; page: number } {
   return { itemsPerPage: Number(items), page: Number(page) };
 }
 
-function text(ctx: Context, name: string): string {
-  const value = (ctx.params[name] ?? '').trim();
+function text(params: Record<string, string>, name: string): string {
+  const value = (params[name] ?? '').trim();
   if (value.length === 0 || value.length > SEARCH_TEXT_MAX) {
     throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
       [name]: `must be 1 to ${SEARCH_TEXT_MAX} characters`,
@@ -35,37 +35,44 @@ function text(ctx: Context, name: string): string {
 }
 
 /** Search, tags, popularity and asset tokens (issue 8). */
-export function discoveryRoutes(router: Router, core: HostCore): void {
+export function discoveryRoutes(router: Router, core: HostCore, lane: LeanLane): void {
   const { search, popularity, assetTokens, accounts } = core;
 
-  router.get('/search/user/:username/:itemsPerPage/:page', (ctx) => {
-    const { itemsPerPage, page } = paging(ctx);
-    reply(ctx, 'Got search results', { Candidates: search.users(text(ctx, 'username'), itemsPerPage, page) });
+  // Read far more than anything else: served by the lean lane too (server/http/lean.ts).
+  lane.route(router, 'get', '/search/user/:username/:itemsPerPage/:page', ({ params }) => {
+    const { itemsPerPage, page } = paging(params);
+    return {
+      message: 'Got search results',
+      result: { Candidates: search.users(text(params, 'username'), itemsPerPage, page) },
+    };
   });
   for (const kind of ['avatar', 'world'] as const) {
-    router.get(`/search/${kind}/:name/:itemsPerPage/:page`, (ctx) => {
-      const { itemsPerPage, page } = paging(ctx);
-      reply(ctx, 'Got search results', {
-        Candidates: search.byName(kind, text(ctx, 'name'), itemsPerPage, page),
-      });
+    lane.route(router, 'get', `/search/${kind}/:name/:itemsPerPage/:page`, ({ params }) => {
+      const { itemsPerPage, page } = paging(params);
+      return {
+        message: 'Got search results',
+        result: { Candidates: search.byName(kind, text(params, 'name'), itemsPerPage, page) },
+      };
     });
-    router.get(`/tag/${kind}/:tag/:itemsPerPage/:page`, (ctx) => {
-      const { itemsPerPage, page } = paging(ctx);
-      reply(ctx, 'Got search results', {
-        Candidates: search.byTag(kind, text(ctx, 'tag'), itemsPerPage, page),
-      });
+    lane.route(router, 'get', `/tag/${kind}/:tag/:itemsPerPage/:page`, ({ params }) => {
+      const { itemsPerPage, page } = paging(params);
+      return {
+        message: 'Got search results',
+        result: { Candidates: search.byTag(kind, text(params, 'tag'), itemsPerPage, page) },
+      };
     });
-    router.get(`/popularity/${kind}/:type/:itemsPerPage/:page`, (ctx) => {
-      const type = ctx.params.type ?? '';
+    lane.route(router, 'get', `/popularity/${kind}/:type/:itemsPerPage/:page`, ({ params }) => {
+      const type = params.type ?? '';
       if (!/^[0-4]$/.test(type)) {
         throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
           type: `must be 0 to 4 (${POPULARITY_WINDOWS.join(', ')})`,
         });
       }
-      const { itemsPerPage, page } = paging(ctx);
+      const { itemsPerPage, page } = paging(params);
       // The envelope around a page serialised once per ranking: popularity is read far more than it changes.
-      ctx.type = 'application/json';
-      ctx.body = `{"success":true,"message":"Got popularity","result":{"Popularity":${popularity.topJson(kind, Number(type), itemsPerPage, page)}}}`;
+      return {
+        json: `{"success":true,"message":"Got popularity","result":{"Popularity":${popularity.topJson(kind, Number(type), itemsPerPage, page)}}}`,
+      };
     });
   }
 

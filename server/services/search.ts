@@ -13,9 +13,63 @@ interface Entry {
 }
 
 /**
+ * Names sorted, joined into one string (NUL between them) with each one's offset: a query is a run of native
+ * `indexOf` over that string, in name order, that stops as soon as the page it answers is full.
+ */
+class NameList<T extends { name: string }> {
+  readonly entries: T[];
+  readonly #text: string;
+  readonly #starts: Int32Array;
+
+  constructor(entries: T[]) {
+    this.entries = entries;
+    this.#starts = new Int32Array(entries.length);
+    let offset = 0;
+    entries.forEach((entry, index) => {
+      this.#starts[index] = offset;
+      offset += entry.name.length + 1;
+    });
+    this.#text = entries.map((entry) => entry.name).join('\u0000');
+  }
+
+  /** Entries whose name contains `needle`, in name order; `visit` returns false to stop. */
+  scan(needle: string, visit: (entry: T) => boolean): void {
+    if (needle.length === 0) return;
+    const text = this.#text;
+    const starts = this.#starts;
+    let from = 0;
+    for (;;) {
+      const at = text.indexOf(needle, from);
+      if (at < 0) return;
+      const index = this.#entryAt(at);
+      const entry = this.entries[index]!;
+      if (at + needle.length > starts[index]! + entry.name.length) {
+        from = at + 1; // runs across the NUL into the next name (a needle holding NUL): not a match
+        continue;
+      }
+      if (!visit(entry)) return;
+      from = index + 1 < starts.length ? starts[index + 1]! : text.length;
+    }
+  }
+
+  /** The entry whose name holds offset `at`: the last start at or before it. */
+  #entryAt(at: number): number {
+    const starts = this.#starts;
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (starts[mid]! <= at) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+}
+
+/**
  * Search by name and by tag (issue 8): plain case-insensitive text (never a regex built from input, unlike the
  * real server), really paginated, OwnerOnly items never listed, banned owners' content hidden unless configured.
- * Entries are kept sorted by name and rebuilt only when content changed, so a query is one scan of short strings.
+ * Lists are rebuilt only when content changed; a name query scans them natively and stops at a full page.
  */
 export function createSearchService(
   deps: Pick<ServiceDeps, 'users' | 'events'> & {
@@ -26,22 +80,18 @@ export function createSearchService(
 ) {
   const { users, uploads, accounts } = deps;
   let built = -1;
-  let avatars: Entry[] = [];
-  let worlds: Entry[] = [];
+  let avatars = new NameList<Entry>([]);
+  let worlds = new NameList<Entry>([]);
   let avatarTags = new Map<string, Entry[]>();
   let worldTags = new Map<string, Entry[]>();
   let userVersion = -1;
-  let userEntries: Array<{ id: string; name: string }> = [];
+  let userEntries = new NameList<{ id: string; name: string }>([]);
   /** Owners banned right now, refreshed at most once a second (a ban changes no content version). */
   let banned = { at: -Infinity, ids: new Set<string>() };
-  /** Recent name queries -> every match, in order; cleared whenever content changes. Paging slices it. */
-  const matchCache = new Map<string, Entry[]>();
-  const MATCH_CACHE_SIZE = 500;
   // A ban (or warning) shows at once, not within the second.
   deps.events.on('tokensRevoked', () => {
     banned = { at: -Infinity, ids: banned.ids };
   });
-  const userCache = new Map<string, Array<{ id: string; name: string }>>();
 
   const toEntry = (meta: AvatarMetaDto | WorldMetaDto): Entry => ({
     id: meta.Id,
@@ -74,52 +124,41 @@ export function createSearchService(
     }
     if (built === uploads.contentVersion) return;
     built = uploads.contentVersion;
-    matchCache.clear();
-    avatars = [...uploads.allAvatars()]
-      .filter((a) => a.Publicity === Publicity.Anyone)
-      .map(toEntry)
-      .sort(byName);
-    worlds = [...uploads.allWorlds()]
-      .filter((w) => w.Publicity === Publicity.Anyone)
-      .map(toEntry)
-      .sort(byName);
-    avatarTags = tagIndex(avatars);
-    worldTags = tagIndex(worlds);
+    avatars = new NameList(
+      [...uploads.allAvatars()]
+        .filter((a) => a.Publicity === Publicity.Anyone)
+        .map(toEntry)
+        .sort(byName),
+    );
+    worlds = new NameList(
+      [...uploads.allWorlds()]
+        .filter((w) => w.Publicity === Publicity.Anyone)
+        .map(toEntry)
+        .sort(byName),
+    );
+    avatarTags = tagIndex(avatars.entries);
+    worldTags = tagIndex(worlds.entries);
   }
 
   function visible(entry: Entry): boolean {
     return !banned.ids.has(entry.ownerId);
   }
 
-  function matchesOf(kind: 'avatar' | 'world', needle: string): Entry[] {
-    const key = `${kind}\u0000${needle}`;
-    let found = matchCache.get(key);
-    if (found) {
-      // Refresh its place in the LRU order.
-      matchCache.delete(key);
-    } else {
-      found = (kind === 'avatar' ? avatars : worlds).filter((e) => e.name.includes(needle));
-      if (matchCache.size >= MATCH_CACHE_SIZE) matchCache.delete(matchCache.keys().next().value!);
-    }
-    matchCache.set(key, found);
-    return found;
-  }
-
-  function page<T>(
-    list: Iterable<T>,
+  /** One page of `keep`-ing items, `take` feeding them in order until it is told to stop. */
+  function pageOf<T>(
+    take: (visit: (item: T) => boolean) => void,
     keep: (item: T) => boolean,
     itemsPerPage: number,
     pageNumber: number,
   ): T[] {
-    const start = itemsPerPage * pageNumber;
+    const skip = itemsPerPage * pageNumber;
     const out: T[] = [];
     let seen = 0;
-    for (const item of list) {
-      if (!keep(item)) continue;
-      if (seen++ < start) continue;
+    take((item) => {
+      if (!keep(item) || seen++ < skip) return true;
       out.push(item);
-      if (out.length === itemsPerPage) break;
-    }
+      return out.length < itemsPerPage;
+    });
     return out;
   }
 
@@ -127,31 +166,30 @@ export function createSearchService(
     users(text: string, itemsPerPage: number, pageNumber: number): string[] {
       if (userVersion !== users.size) {
         userVersion = users.size;
-        userCache.clear();
-        userEntries = [...users.values()]
-          .map((u) => ({ id: u.Id, name: u.Username.toLowerCase() }))
-          .sort(byName);
+        userEntries = new NameList(
+          [...users.values()].map((u) => ({ id: u.Id, name: u.Username.toLowerCase() })).sort(byName),
+        );
       }
       const needle = text.toLowerCase();
-      const key = `user\u0000${needle}`;
-      let found = userCache.get(key);
-      if (!found) {
-        found = userEntries.filter((u) => u.name.includes(needle));
-        if (userCache.size >= MATCH_CACHE_SIZE) userCache.delete(userCache.keys().next().value!);
-        userCache.set(key, found);
-      }
-      return found.slice(itemsPerPage * pageNumber, itemsPerPage * (pageNumber + 1)).map((u) => u.id);
+      const list = userEntries;
+      const each = (visit: (user: { id: string; name: string }) => boolean): void => list.scan(needle, visit);
+      return pageOf(each, () => true, itemsPerPage, pageNumber).map((u) => u.id);
     },
 
     byName(kind: 'avatar' | 'world', text: string, itemsPerPage: number, pageNumber: number): string[] {
       refresh();
-      return page(matchesOf(kind, text.toLowerCase()), visible, itemsPerPage, pageNumber).map((e) => e.id);
+      const list = kind === 'avatar' ? avatars : worlds;
+      const needle = text.toLowerCase();
+      return pageOf((visit) => list.scan(needle, visit), visible, itemsPerPage, pageNumber).map((e) => e.id);
     },
 
     byTag(kind: 'avatar' | 'world', tag: string, itemsPerPage: number, pageNumber: number): string[] {
       refresh();
       const list = (kind === 'avatar' ? avatarTags : worldTags).get(tag.toLowerCase()) ?? [];
-      return page(list, visible, itemsPerPage, pageNumber).map((e) => e.id);
+      const each = (visit: (entry: Entry) => boolean): void => {
+        for (const entry of list) if (!visit(entry)) return;
+      };
+      return pageOf(each, visible, itemsPerPage, pageNumber).map((e) => e.id);
     },
   };
 }

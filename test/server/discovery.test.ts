@@ -71,6 +71,23 @@ describe('search, popularity, asset tokens, invite codes', () => {
       expect(expectOk(await search('tag/world/nature/10/0')).Candidates).toEqual([]);
     });
 
+    it('matches within one name only, in name order, a page at a time', async () => {
+      // Names are scanned as one joined string: a needle must never match across two of them.
+      const ids: string[] = [];
+      for (const name of ['kit', 'kite', 'akita', 'tikka']) ids.push((await avatar(alice, name)).id);
+      const find = async (text: string, per = 10, page = 0) =>
+        expectOk(await host.get(`search/avatar/${encodeURIComponent(text)}/${per}/${page}`))
+          .Candidates as string[];
+      expect(await find('kit')).toEqual([ids[2], ids[0], ids[1]]);
+      expect(await find('ite')).toEqual([ids[1]]);
+      expect(await find('atik')).toEqual([]);
+      expect(await find('a\u0000k')).toEqual([]);
+      expect(await find('\u0000')).toEqual([]);
+      expect(await find('kit', 1, 1)).toEqual([ids[0]]);
+      expect(await find('kit', 2, 1)).toEqual([ids[1]]);
+      expect(expectOk(await host.get('search/user/e%00b/10/0')).Candidates).toEqual([]);
+    });
+
     it('treats regex metacharacters as text', async () => {
       const weird = await avatar(alice, 'a.*(b)[c]');
       await avatar(alice, 'abc');

@@ -61,7 +61,12 @@ function send(port: number, probe: Probe): Promise<Seen> {
 const json = { 'content-type': 'application/json' };
 
 function probes(alice: Account, bob: Account): Probe[] {
-  const post = (name: string, path: string, body: unknown, headers = json): Probe => ({
+  const post = (
+    name: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = json,
+  ): Probe => ({
     name,
     method: 'POST',
     path,

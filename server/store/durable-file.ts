@@ -8,7 +8,12 @@ import type { Adapter } from 'lowdb';
  * temporary file beside it, fsync it, then rename it over the target (steno's idea, plus the fsync that makes an
  * acknowledged write survive a power cut, not only a killed process).
  */
-export async function writeFileAtomic(path: string, text: string, fsync: boolean): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  text: string,
+  fsync: boolean,
+  syncFolder = fsync,
+): Promise<void> {
   const temp = `${path}.tmp`;
   const handle = await open(temp, 'w');
   try {
@@ -18,8 +23,9 @@ export async function writeFileAtomic(path: string, text: string, fsync: boolean
     await handle.close();
   }
   await rename(temp, path);
-  // The rename itself lives in the folder: sync it too, or a power cut can undo an acknowledged write.
-  if (fsync) await syncDir(dirname(path));
+  // The rename itself lives in the folder: sync it too, or a power cut can undo an acknowledged write. (A caller
+  // writing many files of one folder passes syncFolder false and syncs the folder once after them.)
+  if (syncFolder) await syncDir(dirname(path));
 }
 
 /**
@@ -36,7 +42,7 @@ interface DirSyncs {
 }
 const dirSyncs = new Map<string, DirSyncs>();
 
-function syncDir(dir: string): Promise<void> {
+export function syncDir(dir: string): Promise<void> {
   let state = dirSyncs.get(dir);
   if (!state) dirSyncs.set(dir, (state = { running: 0, queued: null, wake: null }));
   const entry = state;

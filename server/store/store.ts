@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -8,14 +7,19 @@ import {
   DurableJSONFile,
   readJsonFile,
   readJsonFileSync,
+  syncDir,
   writeFileAtomic,
 } from './durable-file.js';
+import { WriteAheadLog, type WalEntry } from './wal.js';
 
 /**
  * The data folder. Each collection is a folder with one small lowdb JSON file per record, so the cost of an
  * acknowledged write does not grow with what is stored. Everything is read into memory at startup; services read
- * and mutate records synchronously, then `await store.commit(changes)`, which resolves once the change is on disk.
- * A change spanning several records goes through a journal file first, so a crash never leaves half of it.
+ * and mutate records synchronously, then `await store.commit(changes)`, which resolves once the change is on disk:
+ * in the write-ahead log (wal/), where all commits arriving together share one append and one fdatasync, and one
+ * commit is one line, so a change spanning several records is never found half done. Checkpoints write the
+ * record files behind (each atomically, fsynced) and then delete the log segments they cover; startup replays
+ * whatever log is left over the record files, by sequence number, so a replay never overwrites newer data.
  */
 
 export const SCHEMA_VERSION = 1;
@@ -33,12 +37,30 @@ interface RecordFile<T> {
   data: T | null;
 }
 
+/** A journal file of the first data-folder layout (before the write-ahead log); still replayed when found. */
 interface JournalEntry {
   collection: string;
   id: string;
   seq: number;
   data: unknown;
 }
+
+/** A record version that is durable in the log and waits for the next checkpoint to reach its file. */
+interface Durable {
+  collection: string;
+  id: string;
+  seq: number;
+  /** The record file's content: {"seq":..,"data":..}. */
+  text: string;
+}
+
+/** A checkpoint starts once the current log segment holds this many lines or bytes. */
+const CHECKPOINT_LINES = 20_000;
+const CHECKPOINT_BYTES = 32 * 1024 * 1024;
+/** ...or this long after the first change it has not covered yet. */
+const CHECKPOINT_AFTER_MS = 30_000;
+/** Record files a checkpoint writes at once (the log's fdatasyncs share the same file-system threads). */
+const CHECKPOINT_WRITERS = 4;
 
 export interface Change {
   readonly collection: string;
@@ -72,7 +94,6 @@ export function isSafeId(id: string): boolean {
 
 export class Collection<T> {
   readonly #entries = new Map<string, RecordFile<T>>();
-  readonly #files = new Map<string, DurableJSONFile<RecordFile<T>>>();
   #live = 0;
 
   constructor(
@@ -139,17 +160,9 @@ export class Collection<T> {
     return this.#entries.get(id);
   }
 
-  /** @internal */
-  flush(id: string): Promise<void> {
-    const entry = this.#entries.get(id);
-    if (!entry) return Promise.resolve();
-    let file = this.#files.get(id);
-    if (!file) {
-      file = new DurableJSONFile<RecordFile<T>>(join(this.dir, `${id}.json`), this.store.fsync);
-      this.#files.set(id, file);
-    }
-    // The entry object itself is written, so a queued write always carries the newest seq and data.
-    return file.write(entry);
+  /** @internal: writes a record file (a checkpoint); its folder is synced by the caller. */
+  writeFile(id: string, text: string): Promise<void> {
+    return writeFileAtomic(join(this.dir, `${id}.json`), text, this.store.fsync, false);
   }
 
   /** @internal */
@@ -181,21 +194,20 @@ export class Collection<T> {
     return maxSeq;
   }
 
-  /** @internal: journal replay, only where the journal is newer than what is on disk. */
-  async replay(entry: JournalEntry): Promise<void> {
-    const current = this.#entries.get(entry.id);
-    if (current && current.seq >= entry.seq) return;
-    const data = entry.data as T | null;
+  /** @internal: a logged version, applied only where it is newer than what is loaded; true when applied. */
+  apply(id: string, seq: number, data: T | null): boolean {
+    const current = this.#entries.get(id);
+    if (current && current.seq >= seq) return false;
     if (current) {
       if (current.data === null && data !== null) this.#live++;
       if (current.data !== null && data === null) this.#live--;
-      current.seq = entry.seq;
+      current.seq = seq;
       current.data = data;
     } else {
-      this.#entries.set(entry.id, { seq: entry.seq, data });
+      this.#entries.set(id, { seq, data });
       if (data !== null) this.#live++;
     }
-    await this.flush(entry.id);
+    return true;
   }
 }
 
@@ -264,6 +276,13 @@ export class Store {
   #release: (() => Promise<void>) | null = null;
   #closed = false;
   readonly #inFlight = new Set<Promise<void>>();
+  #wal: WriteAheadLog | null = null;
+  /** Durable in the log, not yet in record files; one entry per record, the newest. */
+  #durable = new Map<string, Durable>();
+  /** Log segments whose lines are all durable elsewhere once the running checkpoint ends. */
+  #retired: string[] = [];
+  #checkpointing: Promise<void> | null = null;
+  #checkpointTimer: NodeJS.Timeout | null = null;
   meta!: Low<StoreMeta>;
 
   private constructor(
@@ -297,28 +316,108 @@ export class Store {
   async #commit(changes: Change[]): Promise<void> {
     const unique = new Map<string, Change>();
     for (const change of changes) unique.set(`${change.collection}/${change.id}`, change);
-    const list = [...unique.values()];
-    if (list.length === 0) return;
-    if (list.length === 1) {
-      const [only] = list as [Change];
-      await this.collection(only.collection).flush(only.id);
-      return;
-    }
-    const entries: JournalEntry[] = list.map((change) => {
+    if (unique.size === 0) return;
+    const versions: Durable[] = [];
+    const parts: string[] = [];
+    for (const change of unique.values()) {
       const snap = this.collection(change.collection).snapshot(change.id);
       if (!snap) throw new Error(`no record ${change.collection}/${change.id}`);
-      return { collection: change.collection, id: change.id, seq: snap.seq, data: snap.data };
+      // Serialised now: the log and the record file carry this version, whatever memory holds later.
+      const text = JSON.stringify({ seq: snap.seq, data: snap.data });
+      versions.push({ collection: change.collection, id: change.id, seq: snap.seq, text });
+      parts.push(`{"c":${JSON.stringify(change.collection)},"i":${JSON.stringify(change.id)},"r":${text}}`);
+    }
+    await this.#wal!.append(`[${parts.join(',')}]`, () => {
+      for (const version of versions) this.#markDurable(version);
+      this.#maybeCheckpoint();
     });
-    const journalPath = join(this.dir, 'journal', `${Date.now()}-${randomBytes(6).toString('hex')}.json`);
-    await writeFileAtomic(journalPath, JSON.stringify(entries), this.fsync);
-    await Promise.all(list.map((change) => this.collection(change.collection).flush(change.id)));
-    await unlink(journalPath);
+  }
+
+  #markDurable(version: Durable): void {
+    const key = `${version.collection}/${version.id}`;
+    const current = this.#durable.get(key);
+    if (!current || current.seq < version.seq) this.#durable.set(key, version);
+  }
+
+  #maybeCheckpoint(): void {
+    const { entries, bytes } = this.#wal!.size;
+    if (entries >= CHECKPOINT_LINES || bytes >= CHECKPOINT_BYTES) {
+      void this.checkpoint().catch(() => undefined);
+      return;
+    }
+    if (!this.#checkpointTimer && !this.#closed) {
+      this.#checkpointTimer = setTimeout(() => {
+        this.#checkpointTimer = null;
+        void this.checkpoint().catch(() => undefined);
+      }, CHECKPOINT_AFTER_MS);
+      this.#checkpointTimer.unref();
+    }
+  }
+
+  /**
+   * Writes every record version durable in the log so far to its record file, then deletes the log segments
+   * that held them. One at a time; a failed checkpoint keeps its versions and segments for the next one.
+   */
+  checkpoint(): Promise<void> {
+    const running = this.#checkpointing;
+    if (running) return running.then(() => (this.#durable.size > 0 ? this.checkpoint() : undefined));
+    const work = this.#checkpoint().finally(() => {
+      this.#checkpointing = null;
+    });
+    this.#checkpointing = work;
+    return work;
+  }
+
+  async #checkpoint(): Promise<void> {
+    if (this.#checkpointTimer) {
+      clearTimeout(this.#checkpointTimer);
+      this.#checkpointTimer = null;
+    }
+    const wal = this.#wal!;
+    const { value: versions, closed } = await wal.rotate(() => {
+      const taken = this.#durable;
+      this.#durable = new Map();
+      return taken;
+    });
+    this.#retired.push(...closed);
+    try {
+      const list = [...versions.values()];
+      let next = 0;
+      const writer = async (): Promise<void> => {
+        while (next < list.length) {
+          const version = list[next++]!;
+          await this.collection(version.collection).writeFile(version.id, version.text);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(CHECKPOINT_WRITERS, list.length) }, writer));
+      if (this.fsync) {
+        const folders = new Set(list.map((version) => this.collection(version.collection).dir));
+        await Promise.all([...folders].map((folder) => syncDir(folder)));
+      }
+    } catch (error) {
+      // Nothing is lost: the versions are still in the log; the next checkpoint writes them again.
+      for (const version of versions.values()) this.#markDurable(version);
+      throw error;
+    }
+    const retired = this.#retired;
+    this.#retired = [];
+    await wal.drop(retired);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#inFlight]);
+    if (this.#checkpointTimer) clearTimeout(this.#checkpointTimer);
+    const wal = this.#wal;
+    if (wal) {
+      // A clean stop leaves the record files complete and no log to replay.
+      const done = await this.checkpoint().then(
+        () => true,
+        () => false,
+      );
+      await wal.close(done).catch(() => undefined);
+    }
     await this.#release?.();
   }
 
@@ -348,7 +447,14 @@ export class Store {
         const maxSeq = await collection.load();
         if (maxSeq > store.#seq) store.#seq = maxSeq;
       }
-      await store.#replayJournal();
+      const { wal, lines, retired } = await WriteAheadLog.open(join(dir, 'wal'), store.fsync);
+      store.#wal = wal;
+      store.#retired = retired;
+      const journals = await store.#replayJournal();
+      store.#replayLog(lines);
+      // What the last run left in its log reaches the record files before anything is served.
+      if (retired.length > 0 || journals.length > 0) await store.checkpoint();
+      for (const path of journals) await unlink(path);
       migrate(store.meta.data);
       if (!existed || store.meta.data.schemaVersion !== SCHEMA_VERSION) {
         store.meta.data.schemaVersion = SCHEMA_VERSION;
@@ -361,10 +467,39 @@ export class Store {
     }
   }
 
-  async #replayJournal(): Promise<void> {
+  #replayLog(lines: WalEntry[][]): void {
+    for (const line of lines) {
+      for (const entry of line) {
+        if (!isSafeId(entry.i) || !this.#collections.has(entry.c) || typeof entry.r?.seq !== 'number') {
+          throw new CorruptDataFileError(
+            join(this.dir, 'wal'),
+            new Error('a log line names no valid record'),
+          );
+        }
+        if (entry.r.seq > this.#seq) this.#seq = entry.r.seq;
+        if (this.collection(entry.c).apply(entry.i, entry.r.seq, entry.r.data)) {
+          this.#markDurable({
+            collection: entry.c,
+            id: entry.i,
+            seq: entry.r.seq,
+            text: JSON.stringify(entry.r),
+          });
+        }
+      }
+    }
+  }
+
+  /** Journal files of the first layout: applied where newer, written by the startup checkpoint; their paths. */
+  async #replayJournal(): Promise<string[]> {
     const journalDir = join(this.dir, 'journal');
-    await mkdir(journalDir, { recursive: true });
-    const names = (await readdir(journalDir)).sort();
+    let names: string[];
+    try {
+      names = (await readdir(journalDir)).sort();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const applied: string[] = [];
     for (const name of names) {
       const path = join(journalDir, name);
       if (!name.endsWith('.json')) {
@@ -374,14 +509,17 @@ export class Store {
       const entries = await readJsonFile<JournalEntry[]>(path);
       if (!Array.isArray(entries)) throw new CorruptDataFileError(path, new Error('not a journal'));
       for (const entry of entries) {
-        if (entry.seq > this.#seq) this.#seq = entry.seq;
-      }
-      for (const entry of entries) {
         if (!isSafeId(entry.id)) throw new CorruptDataFileError(path, new Error('unsafe id in journal'));
-        await this.collection(entry.collection).replay(entry);
+        if (entry.seq > this.#seq) this.#seq = entry.seq;
+        const collection = this.collection(entry.collection);
+        if (collection.apply(entry.id, entry.seq, entry.data)) {
+          const text = JSON.stringify({ seq: entry.seq, data: entry.data });
+          this.#markDurable({ collection: entry.collection, id: entry.id, seq: entry.seq, text });
+        }
       }
-      await unlink(path);
+      applied.push(path);
     }
+    return applied;
   }
 }
 

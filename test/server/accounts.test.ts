@@ -15,6 +15,8 @@ import {
 
 /** Every file of the data folder's users/ with its content, to show a refusal wrote nothing. */
 async function usersOnDisk(host: TestHost): Promise<Record<string, string>> {
+  // Commits are acknowledged from the write-ahead log; a checkpoint brings the record files up to date.
+  await host.server.store.checkpoint();
   const dir = join(host.dir, 'users');
   const out: Record<string, string> = {};
   for (const name of await readdir(dir)) out[name] = await readFile(join(dir, name), 'utf8');
@@ -519,6 +521,7 @@ describe('accounts', () => {
         Description: '',
         PfpURL: 'https://i.imgur.com/a.png',
       });
+      await host.server.store.checkpoint();
       const onDisk = JSON.parse(await readFile(join(host.dir, 'users', `${alice.id}.json`), 'utf8'));
       expect(onDisk.data.Bio).toMatchObject({ Status: 4, StatusText: 'busy' });
     });

@@ -37,7 +37,10 @@ describe('moderation', () => {
       targetUserId,
       ...fields,
     });
-  const onDisk = async (account: Account) => readFile(join(host.dir, 'users', `${account.id}.json`), 'utf8');
+  const onDisk = async (account: Account) => {
+    await host.server.store.checkpoint();
+    return readFile(join(host.dir, 'users', `${account.id}.json`), 'utf8');
+  };
   const logSize = async () => (await stat(join(host.dir, 'moderation-log.jsonl'))).size;
 
   beforeEach(async () => {

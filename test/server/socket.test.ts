@@ -227,6 +227,7 @@ describe('socket', () => {
           state: 'new',
         }),
       ]);
+      await host.server.store.checkpoint();
       const onDisk = JSON.parse(await readFile(join(host.dir, 'inviterequests', `${bob.id}.json`), 'utf8'));
       expect(onDisk.data.requests[0].requestId).toBe(sent.requestId);
       // Alice's own history is untouched.

@@ -112,21 +112,27 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   instanceRoutes(api, deps);
   discoveryRoutes(api, deps.core, lane);
   adminRoutes(api, deps.core);
-  // The document describes every route registered above, so it is built once they all are.
-  const document = buildOpenApi(api, '/api/v1', API_VERSION);
-  const page = renderApiPage(document);
-  const docs = new Router({ prefix: '/api/v1' });
-  docs.get('/openapi.json', (ctx) => {
+  // The document describes every route registered above; built on first ask, off the startup path.
+  let docs: { document: Record<string, unknown>; page: string } | null = null;
+  const apiDocs = (): { document: Record<string, unknown>; page: string } => {
+    if (!docs) {
+      const document = buildOpenApi(api, '/api/v1', API_VERSION);
+      docs = { document, page: renderApiPage(document) };
+    }
+    return docs;
+  };
+  const docsRouter = new Router({ prefix: '/api/v1' });
+  docsRouter.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = document;
+    ctx.body = apiDocs().document;
   });
-  docs.get('/docs', (ctx) => {
+  docsRouter.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-    ctx.body = page;
+    ctx.body = apiDocs().page;
   });
   app.use(api.routes());
-  app.use(docs.routes());
+  app.use(docsRouter.routes());
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));
   const koa = app.callback();

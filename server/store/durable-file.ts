@@ -1,5 +1,5 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 
@@ -106,10 +106,34 @@ export async function readJsonFile<T>(path: string): Promise<T | null> {
   }
 }
 
+/** One buffer reused by every synchronous read (startup reads thousands of small files one after another). */
+let readBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** A file's text: open, read into the shared buffer (grown when needed), close; no stat, no buffer per file. */
+function readTextSync(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === readBuffer.length) {
+        const bigger = Buffer.allocUnsafe(readBuffer.length * 2);
+        readBuffer.copy(bigger, 0, 0, length);
+        readBuffer = bigger;
+      }
+      const read = readSync(fd, readBuffer, length, readBuffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    return readBuffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function readJsonFileSync<T>(path: string): T | null {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new CorruptDataFileError(path, error);

@@ -9,7 +9,12 @@ import { createAccountsService, type AccountsService } from './services/accounts
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
 import { createSetupService, type SetupService } from './services/setup.js';
-import { createInvitesService, INVITE_REQUESTS, type InvitesService } from './services/invites.js';
+import {
+  createInvitesService,
+  INVITE_REQUESTS,
+  LEGACY_INVITE_INBOXES,
+  type InvitesService,
+} from './services/invites.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
@@ -78,6 +83,7 @@ export interface HostOptions {
 export const COLLECTIONS = [
   USERS,
   INVITE_REQUESTS,
+  LEGACY_INVITE_INBOXES,
   FILES,
   AVATARS,
   WORLDS,
@@ -176,6 +182,7 @@ export async function openHost(
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
     const invites = createInvitesService({ ...deps, notifier: hub });
+    await invites.upgradeLegacyInboxes();
     const uploads = createUploadsService({
       ...deps,
       log,

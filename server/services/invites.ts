@@ -10,21 +10,26 @@ import { AppError } from '../errors.js';
 import type { Collection } from '../store/store.js';
 import { unixSeconds, type Notifier, type Presence, type ServiceDeps } from './context.js';
 
-export const INVITE_REQUESTS = 'inviterequests';
+/** One record per invite request, small and written once or twice: a request costs one short log line. */
+export const INVITE_REQUESTS = 'invite-requests';
+/** The first layout: one record per target user holding all their requests (rewritten whole on each one). */
+export const LEGACY_INVITE_INBOXES = 'inviterequests';
 
 interface StoredInviteRequest {
   requestId: string;
   fromUserId: string;
+  toUserId: string;
   sentAt: number;
   expiresAt: number;
   state: Exclude<InviteRequestState, 'expired'>;
   updatedAt: number;
+  /** Order of arrival across the host (sentAt has only whole seconds). */
+  order: number;
 }
 
-/** One record per target user: their recent requests, newest last, bounded in number. */
-interface InviteInbox {
+interface LegacyInbox {
   userId: string;
-  requests: StoredInviteRequest[];
+  requests: Array<Omit<StoredInviteRequest, 'toUserId' | 'order'>>;
 }
 
 export type InviteRequestOutcome =
@@ -46,7 +51,17 @@ export function createInvitesService(
   },
 ) {
   const { users, store, clock, ids, config, presence, notifier } = deps;
-  const inboxes: Collection<InviteInbox> = store.collection<InviteInbox>(INVITE_REQUESTS);
+  const records: Collection<StoredInviteRequest> = store.collection<StoredInviteRequest>(INVITE_REQUESTS);
+  /** Each user's received requests, oldest first, bounded in number; built from the records at startup. */
+  const inboxes = new Map<string, StoredInviteRequest[]>();
+  let order = 0;
+  for (const stored of records.values()) {
+    const inbox = inboxes.get(stored.toUserId);
+    if (inbox) inbox.push(stored);
+    else inboxes.set(stored.toUserId, [stored]);
+    if (stored.order > order) order = stored.order;
+  }
+  for (const inbox of inboxes.values()) inbox.sort((a, b) => a.order - b.order);
   /** `sender|target` -> ms of the last delivered request. */
   const lastSent = new Map<string, number>();
   /** Friend lists as sets, rebuilt when the list object changes (the social service replaces it). */
@@ -115,10 +130,12 @@ export function createInvitesService(
       const stored: StoredInviteRequest = {
         requestId: ids.id('invreq'),
         fromUserId: sender.Id,
+        toUserId: target.Id,
         sentAt: now,
         expiresAt: now + config.socket.inviteRequestTtlSeconds,
         state: 'new',
         updatedAt: now,
+        order: ++order,
       };
       // Deliver first (latency matters to a person waiting in VR), then make the history durable.
       notifier.send(target.Id, ServerMessage.gotInviteRequest, {
@@ -128,11 +145,15 @@ export function createInvitesService(
         sentAt: stored.sentAt,
         expiresAt: stored.expiresAt,
       });
-      const inbox = inboxes.get(target.Id) ?? { userId: target.Id, requests: [] };
-      inbox.requests.push(stored);
-      const overflow = inbox.requests.length - config.socket.inviteRequestHistory;
-      if (overflow > 0) inbox.requests.splice(0, overflow);
-      const delivered = store.commit([inboxes.put(target.Id, inbox)]);
+      let inbox = inboxes.get(target.Id);
+      if (!inbox) inboxes.set(target.Id, (inbox = []));
+      inbox.push(stored);
+      const changes = [records.put(stored.requestId, stored)];
+      const overflow = inbox.length - config.socket.inviteRequestHistory;
+      if (overflow > 0) {
+        for (const old of inbox.splice(0, overflow)) changes.push(records.remove(old.requestId));
+      }
+      const delivered = store.commit(changes);
       return { ok: true, requestId: stored.requestId, delivered };
     },
 
@@ -142,17 +163,16 @@ export function createInvitesService(
       const inbox = inboxes.get(userId);
       if (!inbox) return [];
       const out: InviteRequestDto[] = [];
-      for (let i = inbox.requests.length - 1; i >= 0; i--) {
-        const dto = view(inbox.requests[i]!, userId, now);
+      for (let i = inbox.length - 1; i >= 0; i--) {
+        const dto = view(inbox[i]!, userId, now);
         if (!filter?.state || dto.state === filter.state) out.push(dto);
       }
       return out;
     },
 
     async update(userId: string, requestId: string, state: SettableInviteState): Promise<InviteRequestDto> {
-      const inbox = inboxes.get(userId);
-      const stored = inbox?.requests.find((r) => r.requestId === requestId);
-      if (!inbox || !stored) {
+      const stored = records.get(requestId);
+      if (!stored || stored.toUserId !== userId) {
         throw new AppError(ErrorCode.NOT_FOUND, 'No invite request with that id.', {
           requestId: 'not found',
         });
@@ -162,7 +182,7 @@ export function createInvitesService(
       if (!(state === 'seen' && stored.state !== 'new')) {
         stored.state = state;
         stored.updatedAt = now;
-        await store.commit([inboxes.put(userId, inbox)]);
+        await store.commit([records.put(stored.requestId, stored)]);
       }
       const dto = view(stored, userId, now);
       notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
@@ -174,17 +194,39 @@ export function createInvitesService(
       const inbox = inboxes.get(ownerId);
       if (!inbox) return;
       const now = unixSeconds(clock);
-      for (let i = inbox.requests.length - 1; i >= 0; i--) {
-        const stored = inbox.requests[i]!;
+      for (let i = inbox.length - 1; i >= 0; i--) {
+        const stored = inbox[i]!;
         if (stored.fromUserId !== fromUserId) continue;
         if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
           stored.state = 'answered';
           stored.updatedAt = now;
-          await store.commit([inboxes.put(ownerId, inbox)]);
+          await store.commit([records.put(stored.requestId, stored)]);
           notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
         }
         return;
       }
+    },
+
+    /**
+     * Moves the first layout's inboxes (one record per user) into one record per request, in one commit, at
+     * startup. Nothing to do on a folder created since.
+     */
+    async upgradeLegacyInboxes(): Promise<void> {
+      const legacy = store.collection<LegacyInbox>(LEGACY_INVITE_INBOXES);
+      if (legacy.size === 0) return;
+      const changes = [];
+      for (const inbox of [...legacy.values()]) {
+        let list = inboxes.get(inbox.userId);
+        if (!list) inboxes.set(inbox.userId, (list = []));
+        for (const old of inbox.requests) {
+          if (records.has(old.requestId)) continue;
+          const stored: StoredInviteRequest = { ...old, toUserId: inbox.userId, order: ++order };
+          list.push(stored);
+          changes.push(records.put(stored.requestId, stored));
+        }
+        changes.push(legacy.remove(inbox.userId));
+      }
+      await store.commit(changes);
     },
 
     /** Forgets cooldowns that have run out; called from the heartbeat. */

@@ -52,6 +52,8 @@ interface Durable {
   seq: number;
   /** The record file's content: {"seq":..,"data":..}. */
   text: string;
+  /** A deletion: the checkpoint deletes the record file instead of writing it. */
+  removed: boolean;
 }
 
 /** A checkpoint starts once the current log segment holds this many lines or bytes. */
@@ -141,7 +143,10 @@ export class Collection<T> {
     return this.put(id, data);
   }
 
-  /** Deletes `id`; a tombstone keeps its sequence number so an older journal cannot bring it back. */
+  /**
+   * Deletes `id`. Its tombstone keeps the sequence number until a checkpoint has deleted the file and every log
+   * segment that held an older version, so no replay can bring it back; then it is forgotten.
+   */
   remove(id: string): Change {
     const entry = this.#entries.get(id);
     const seq = this.store.nextSeq();
@@ -160,9 +165,25 @@ export class Collection<T> {
     return this.#entries.get(id);
   }
 
-  /** @internal: writes a record file (a checkpoint); its folder is synced by the caller. */
-  writeFile(id: string, text: string): Promise<void> {
-    return writeFileAtomic(join(this.dir, `${id}.json`), text, this.store.fsync, false);
+  /**
+   * @internal: writes a record file (a checkpoint), or deletes it for a deletion; the folder is synced by the
+   * caller.
+   */
+  async writeFile(id: string, version: { seq: number; text: string; removed: boolean }): Promise<void> {
+    const path = join(this.dir, `${id}.json`);
+    if (!version.removed) return writeFileAtomic(path, version.text, this.store.fsync, false);
+    await unlink(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+
+  /**
+   * @internal: forgets a deletion once no log segment holds an older version of the record any more (so nothing
+   * can bring it back), unless the record was written again since.
+   */
+  forget(id: string, seq: number): void {
+    const entry = this.#entries.get(id);
+    if (entry && entry.seq === seq && entry.data === null) this.#entries.delete(id);
   }
 
   /** @internal */
@@ -324,7 +345,13 @@ export class Store {
       if (!snap) throw new Error(`no record ${change.collection}/${change.id}`);
       // Serialised now: the log and the record file carry this version, whatever memory holds later.
       const text = JSON.stringify({ seq: snap.seq, data: snap.data });
-      versions.push({ collection: change.collection, id: change.id, seq: snap.seq, text });
+      versions.push({
+        collection: change.collection,
+        id: change.id,
+        seq: snap.seq,
+        text,
+        removed: snap.data === null,
+      });
       parts.push(`{"c":${JSON.stringify(change.collection)},"i":${JSON.stringify(change.id)},"r":${text}}`);
     }
     await this.#wal!.append(`[${parts.join(',')}]`, () => {
@@ -386,7 +413,7 @@ export class Store {
       const writer = async (): Promise<void> => {
         while (next < list.length) {
           const version = list[next++]!;
-          await this.collection(version.collection).writeFile(version.id, version.text);
+          await this.collection(version.collection).writeFile(version.id, version);
         }
       };
       await Promise.all(Array.from({ length: Math.min(CHECKPOINT_WRITERS, list.length) }, writer));
@@ -402,6 +429,10 @@ export class Store {
     const retired = this.#retired;
     this.#retired = [];
     await wal.drop(retired);
+    // Deleted records leave nothing behind: no file, no tombstone in memory.
+    for (const version of versions.values()) {
+      if (version.removed) this.collection(version.collection).forget(version.id, version.seq);
+    }
   }
 
   async close(): Promise<void> {
@@ -483,6 +514,7 @@ export class Store {
             id: entry.i,
             seq: entry.r.seq,
             text: JSON.stringify(entry.r),
+            removed: entry.r.data === null,
           });
         }
       }
@@ -514,7 +546,8 @@ export class Store {
         const collection = this.collection(entry.collection);
         if (collection.apply(entry.id, entry.seq, entry.data)) {
           const text = JSON.stringify({ seq: entry.seq, data: entry.data });
-          this.#markDurable({ collection: entry.collection, id: entry.id, seq: entry.seq, text });
+          const removed = entry.data === null;
+          this.#markDurable({ collection: entry.collection, id: entry.id, seq: entry.seq, text, removed });
         }
       }
       applied.push(path);

@@ -228,8 +228,11 @@ describe('socket', () => {
         }),
       ]);
       await host.server.store.checkpoint();
-      const onDisk = JSON.parse(await readFile(join(host.dir, 'inviterequests', `${bob.id}.json`), 'utf8'));
-      expect(onDisk.data.requests[0].requestId).toBe(sent.requestId);
+      // One small record per request.
+      const onDisk = JSON.parse(
+        await readFile(join(host.dir, 'invite-requests', `${sent.requestId as string}.json`), 'utf8'),
+      );
+      expect(onDisk.data).toMatchObject({ fromUserId: alice.id, toUserId: bob.id, state: 'new' });
       // Alice's own history is untouched.
       expect(
         expectOk(await host.post('inviteRequests', { userid: alice.id, tokenContent: alice.token }))

@@ -25,6 +25,8 @@ describe('store', () => {
   });
 
   const open = async () => (store = await Store.open(dir, ['things']));
+  const line = (entries: Array<[string, number, Doc | null]>): string =>
+    `${JSON.stringify(entries.map(([id, seq, data]) => ({ c: 'things', i: id, r: { seq, data } })))}\n`;
 
   it('keeps a committed record across a reopen, one small JSON file per record', async () => {
     const s = await open();
@@ -82,8 +84,6 @@ describe('store', () => {
     await mkdir(join(dir, 'wal'), { recursive: true });
     await writeFile(join(dir, 'wal', segment), lines.join(''));
   }
-  const line = (entries: Array<[string, number, Doc | null]>): string =>
-    `${JSON.stringify(entries.map(([id, seq, data]) => ({ c: 'things', i: id, r: { seq, data } })))}\n`;
 
   it('replays the log left by a crash over the record files, never over a newer record', async () => {
     const s = await open();
@@ -161,16 +161,33 @@ describe('store', () => {
     expect(JSON.parse(await readFile(join(dir, 'things', 'r49.json'), 'utf8')).data.n).toBe(899);
   });
 
-  it('deletes with a tombstone that survives a reopen', async () => {
+  it('deletes for good: across a reopen, and no file left once checkpointed', async () => {
     const s = await open();
     const things = s.collection<Doc>('things');
-    await s.commit([things.put('a', { n: 1 })]);
+    await s.commit([things.put('a', { n: 1 }), things.put('b', { n: 2 })]);
+    await s.checkpoint();
     await s.commit([things.remove('a')]);
     expect(things.get('a')).toBeUndefined();
-    expect(things.size).toBe(0);
+    expect(things.size).toBe(1);
     await s.close();
+    expect(await readdir(join(dir, 'things'))).toEqual(['b.json']);
     const again = await open();
     expect(again.collection<Doc>('things').get('a')).toBeUndefined();
+    expect(again.collection<Doc>('things').size).toBe(1);
+  });
+
+  it('never brings a deleted record back from a log left by a crash', async () => {
+    // The log of a run killed after deleting a (older put first), before any checkpoint.
+    await crashWith([
+      line([
+        ['a', 1, { n: 1 }],
+        ['b', 2, { n: 2 }],
+      ]),
+      line([['a', 3, null]]),
+    ]);
+    const s = await open();
+    expect(s.collection<Doc>('things').has('a')).toBe(false);
+    expect(await readdir(join(dir, 'things'))).toEqual(['b.json']);
   });
 
   it('refuses ids that could escape the data folder', async () => {

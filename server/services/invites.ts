@@ -7,30 +7,41 @@ import {
   type InviteRequestDto,
 } from '../protocol/socket.js';
 import { AppError } from '../errors.js';
-import type { Collection } from '../store/store.js';
+import type { Change, Collection } from '../store/store.js';
 import { unixSeconds, type Notifier, type Presence, type ServiceDeps } from './context.js';
 
-/** One record per invite request, small and written once or twice: a request costs one short log line. */
-export const INVITE_REQUESTS = 'invite-requests';
+/**
+ * Each user's received requests in pages of PAGE_SIZE, oldest first: a new request rewrites only the newest
+ * page (a few kB, not the whole history), and a checkpoint has about one file per active user to write, not one
+ * per request.
+ */
+export const INVITE_REQUESTS = 'invite-request-pages';
 /** The first layout: one record per target user holding all their requests (rewritten whole on each one). */
 export const LEGACY_INVITE_INBOXES = 'inviterequests';
+const PAGE_SIZE = 20;
 
 interface StoredInviteRequest {
   requestId: string;
   fromUserId: string;
-  toUserId: string;
   sentAt: number;
   expiresAt: number;
   state: Exclude<InviteRequestState, 'expired'>;
   updatedAt: number;
-  /** Order of arrival across the host (sentAt has only whole seconds). */
-  order: number;
+}
+
+interface InvitePage {
+  userId: string;
+  /** Increasing per user. */
+  page: number;
+  requests: StoredInviteRequest[];
 }
 
 interface LegacyInbox {
   userId: string;
-  requests: Array<Omit<StoredInviteRequest, 'toUserId' | 'order'>>;
+  requests: StoredInviteRequest[];
 }
+
+const pageId = (userId: string, page: number): string => `${userId}_p${page}`;
 
 export type InviteRequestOutcome =
   | { ok: true; requestId: string; delivered: Promise<void> }
@@ -51,17 +62,50 @@ export function createInvitesService(
   },
 ) {
   const { users, store, clock, ids, config, presence, notifier } = deps;
-  const records: Collection<StoredInviteRequest> = store.collection<StoredInviteRequest>(INVITE_REQUESTS);
-  /** Each user's received requests, oldest first, bounded in number; built from the records at startup. */
-  const inboxes = new Map<string, StoredInviteRequest[]>();
-  let order = 0;
-  for (const stored of records.values()) {
-    const inbox = inboxes.get(stored.toUserId);
-    if (inbox) inbox.push(stored);
-    else inboxes.set(stored.toUserId, [stored]);
-    if (stored.order > order) order = stored.order;
+  const pages: Collection<InvitePage> = store.collection<InvitePage>(INVITE_REQUESTS);
+  /** Each user's pages, oldest first, with how many requests they hold in all. */
+  const inboxes = new Map<string, { pages: InvitePage[]; count: number }>();
+  /** requestId -> the page holding it. */
+  const pageOf = new Map<string, InvitePage>();
+  const inboxOf = (userId: string): { pages: InvitePage[]; count: number } => {
+    let inbox = inboxes.get(userId);
+    if (!inbox) inboxes.set(userId, (inbox = { pages: [], count: 0 }));
+    return inbox;
+  };
+  for (const page of pages.values()) {
+    const inbox = inboxOf(page.userId);
+    inbox.pages.push(page);
+    inbox.count += page.requests.length;
+    for (const stored of page.requests) pageOf.set(stored.requestId, page);
   }
-  for (const inbox of inboxes.values()) inbox.sort((a, b) => a.order - b.order);
+  for (const inbox of inboxes.values()) inbox.pages.sort((a, b) => a.page - b.page);
+
+  /** Adds `stored` to the newest page of `userId` (a new one when full) and trims the oldest past the bound. */
+  function file(userId: string, stored: StoredInviteRequest): Change[] {
+    const inbox = inboxOf(userId);
+    let last = inbox.pages.at(-1);
+    if (!last || last.requests.length >= PAGE_SIZE) {
+      last = { userId, page: last ? last.page + 1 : 0, requests: [] };
+      inbox.pages.push(last);
+    }
+    last.requests.push(stored);
+    inbox.count++;
+    pageOf.set(stored.requestId, last);
+    const changes = [pages.put(pageId(userId, last.page), last)];
+    while (inbox.count > config.socket.inviteRequestHistory) {
+      const oldest = inbox.pages[0]!;
+      const dropped = oldest.requests.shift()!;
+      pageOf.delete(dropped.requestId);
+      inbox.count--;
+      if (oldest.requests.length === 0) {
+        inbox.pages.shift();
+        changes.push(pages.remove(pageId(userId, oldest.page)));
+      } else if (oldest !== last) {
+        changes.push(pages.put(pageId(userId, oldest.page), oldest));
+      }
+    }
+    return changes;
+  }
   /** `sender|target` -> ms of the last delivered request. */
   const lastSent = new Map<string, number>();
   /** Friend lists as sets, rebuilt when the list object changes (the social service replaces it). */
@@ -130,12 +174,10 @@ export function createInvitesService(
       const stored: StoredInviteRequest = {
         requestId: ids.id('invreq'),
         fromUserId: sender.Id,
-        toUserId: target.Id,
         sentAt: now,
         expiresAt: now + config.socket.inviteRequestTtlSeconds,
         state: 'new',
         updatedAt: now,
-        order: ++order,
       };
       // Deliver first (latency matters to a person waiting in VR), then make the history durable.
       notifier.send(target.Id, ServerMessage.gotInviteRequest, {
@@ -145,15 +187,7 @@ export function createInvitesService(
         sentAt: stored.sentAt,
         expiresAt: stored.expiresAt,
       });
-      let inbox = inboxes.get(target.Id);
-      if (!inbox) inboxes.set(target.Id, (inbox = []));
-      inbox.push(stored);
-      const changes = [records.put(stored.requestId, stored)];
-      const overflow = inbox.length - config.socket.inviteRequestHistory;
-      if (overflow > 0) {
-        for (const old of inbox.splice(0, overflow)) changes.push(records.remove(old.requestId));
-      }
-      const delivered = store.commit(changes);
+      const delivered = store.commit(file(target.Id, stored));
       return { ok: true, requestId: stored.requestId, delivered };
     },
 
@@ -163,16 +197,21 @@ export function createInvitesService(
       const inbox = inboxes.get(userId);
       if (!inbox) return [];
       const out: InviteRequestDto[] = [];
-      for (let i = inbox.length - 1; i >= 0; i--) {
-        const dto = view(inbox[i]!, userId, now);
-        if (!filter?.state || dto.state === filter.state) out.push(dto);
+      for (let p = inbox.pages.length - 1; p >= 0; p--) {
+        const requests = inbox.pages[p]!.requests;
+        for (let i = requests.length - 1; i >= 0; i--) {
+          const dto = view(requests[i]!, userId, now);
+          if (!filter?.state || dto.state === filter.state) out.push(dto);
+        }
       }
       return out;
     },
 
     async update(userId: string, requestId: string, state: SettableInviteState): Promise<InviteRequestDto> {
-      const stored = records.get(requestId);
-      if (!stored || stored.toUserId !== userId) {
+      const page = pageOf.get(requestId);
+      const stored =
+        page?.userId === userId ? page.requests.find((r) => r.requestId === requestId) : undefined;
+      if (!page || !stored) {
         throw new AppError(ErrorCode.NOT_FOUND, 'No invite request with that id.', {
           requestId: 'not found',
         });
@@ -182,7 +221,7 @@ export function createInvitesService(
       if (!(state === 'seen' && stored.state !== 'new')) {
         stored.state = state;
         stored.updatedAt = now;
-        await store.commit([records.put(stored.requestId, stored)]);
+        await store.commit([pages.put(pageId(userId, page.page), page)]);
       }
       const dto = view(stored, userId, now);
       notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
@@ -194,16 +233,21 @@ export function createInvitesService(
       const inbox = inboxes.get(ownerId);
       if (!inbox) return;
       const now = unixSeconds(clock);
-      for (let i = inbox.length - 1; i >= 0; i--) {
-        const stored = inbox[i]!;
-        if (stored.fromUserId !== fromUserId) continue;
-        if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
-          stored.state = 'answered';
-          stored.updatedAt = now;
-          await store.commit([records.put(stored.requestId, stored)]);
-          notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
+      for (let p = inbox.pages.length - 1; p >= 0; p--) {
+        const page = inbox.pages[p]!;
+        for (let i = page.requests.length - 1; i >= 0; i--) {
+          const stored = page.requests[i]!;
+          if (stored.fromUserId !== fromUserId) continue;
+          if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
+            stored.state = 'answered';
+            stored.updatedAt = now;
+            await store.commit([pages.put(pageId(ownerId, page.page), page)]);
+            notifier.send(ownerId, ServerMessage.inviteRequestUpdated, {
+              request: view(stored, ownerId, now),
+            });
+          }
+          return;
         }
-        return;
       }
     },
 
@@ -214,15 +258,10 @@ export function createInvitesService(
     async upgradeLegacyInboxes(): Promise<void> {
       const legacy = store.collection<LegacyInbox>(LEGACY_INVITE_INBOXES);
       if (legacy.size === 0) return;
-      const changes = [];
+      const changes: Change[] = [];
       for (const inbox of [...legacy.values()]) {
-        let list = inboxes.get(inbox.userId);
-        if (!list) inboxes.set(inbox.userId, (list = []));
         for (const old of inbox.requests) {
-          if (records.has(old.requestId)) continue;
-          const stored: StoredInviteRequest = { ...old, toUserId: inbox.userId, order: ++order };
-          list.push(stored);
-          changes.push(records.put(stored.requestId, stored));
+          if (!pageOf.has(old.requestId)) changes.push(...file(inbox.userId, { ...old }));
         }
         changes.push(legacy.remove(inbox.userId));
       }

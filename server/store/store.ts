@@ -63,6 +63,14 @@ const CHECKPOINT_BYTES = 32 * 1024 * 1024;
 const CHECKPOINT_AFTER_MS = 30_000;
 /** Record files a checkpoint writes at once (the log's fdatasyncs share the same file-system threads). */
 const CHECKPOINT_WRITERS = 4;
+/**
+ * Opening and closing wait for a checkpoint only up to this many records (about a second of writes): past it,
+ * open checkpoints in the background and close leaves the log for the next start to replay, so neither keeps
+ * the user waiting.
+ */
+const WAITED_CHECKPOINT_MAX = 2000;
+
+class CheckpointStopped extends Error {}
 
 export interface Change {
   readonly collection: string;
@@ -304,6 +312,8 @@ export class Store {
   #retired: string[] = [];
   #checkpointing: Promise<void> | null = null;
   #checkpointTimer: NodeJS.Timeout | null = null;
+  /** Set by close: a running checkpoint stops between two files (what it did not write stays in the log). */
+  #stopCheckpoint = false;
   meta!: Low<StoreMeta>;
 
   private constructor(
@@ -412,6 +422,7 @@ export class Store {
       let next = 0;
       const writer = async (): Promise<void> => {
         while (next < list.length) {
+          if (this.#stopCheckpoint) throw new CheckpointStopped('store is closing');
           const version = list[next++]!;
           await this.collection(version.collection).writeFile(version.id, version);
         }
@@ -442,11 +453,21 @@ export class Store {
     if (this.#checkpointTimer) clearTimeout(this.#checkpointTimer);
     const wal = this.#wal;
     if (wal) {
-      // A clean stop leaves the record files complete and no log to replay.
-      const done = await this.checkpoint().then(
-        () => true,
-        () => false,
-      );
+      // A large checkpoint in the background stops; a short one brings the record files up to date, so a
+      // clean stop usually leaves no log to replay. Otherwise the next start replays it.
+      const running = this.#checkpointing;
+      if (running) {
+        this.#stopCheckpoint = true;
+        await running.catch(() => undefined);
+        this.#stopCheckpoint = false;
+      }
+      let done = false;
+      if (this.#durable.size <= WAITED_CHECKPOINT_MAX) {
+        done = await this.checkpoint().then(
+          () => true,
+          () => false,
+        );
+      }
       await wal.close(done).catch(() => undefined);
     }
     await this.#release?.();
@@ -484,7 +505,11 @@ export class Store {
       const journals = await store.#replayJournal();
       store.#replayLog(lines);
       // What the last run left in its log reaches the record files before anything is served.
-      if (retired.length > 0 || journals.length > 0) await store.checkpoint();
+      if (journals.length > 0 || (retired.length > 0 && store.#durable.size <= WAITED_CHECKPOINT_MAX)) {
+        await store.checkpoint();
+      } else if (retired.length > 0) {
+        void store.checkpoint().catch(() => undefined);
+      }
       for (const path of journals) await unlink(path);
       migrate(store.meta.data);
       if (!existed || store.meta.data.schemaVersion !== SCHEMA_VERSION) {

@@ -1,15 +1,15 @@
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectOk, signUp, startHost, tempDir, type Account, type TestHost } from './helpers.js';
 import { TestSocket } from './socket-client.js';
 
-/** Invite-request history on disk: one record per request, bounded per user, and the first layout upgraded. */
+/** Invite-request history on disk: pages of requests, bounded per user, and the first layout upgraded. */
 describe('invite request history', () => {
   let dir: string;
   let host: TestHost | undefined;
   const sockets: TestSocket[] = [];
-  const settings = { socket: { inviteRequestCooldownSeconds: 0, inviteRequestHistory: 3 } };
+  const settings = { socket: { inviteRequestCooldownSeconds: 0, inviteRequestHistory: 25 } };
 
   beforeEach(async () => {
     dir = await tempDir();
@@ -44,6 +44,19 @@ describe('invite request history', () => {
     expectOk(await h.post('inviteRequests', { userid: account.id, tokenContent: account.token }))
       .InviteRequests as Array<{ requestId: string; fromUserId: string; state: string }>;
 
+  /** Every request id in the page files on disk. */
+  async function idsOnDisk(): Promise<string[]> {
+    const folder = join(dir, 'invite-request-pages');
+    const ids: string[] = [];
+    for (const name of await readdir(folder)) {
+      const record = JSON.parse(await readFile(join(folder, name), 'utf8')) as {
+        data: { requests: Array<{ requestId: string }> };
+      };
+      ids.push(...record.data.requests.map((r) => r.requestId));
+    }
+    return ids.sort();
+  }
+
   it('keeps the newest requests up to the limit, and deletes the older ones from disk', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);
@@ -51,7 +64,7 @@ describe('invite request history', () => {
     const sender = await TestSocket.verified(host.server.url, alice.id, alice.token);
     sockets.push(target, sender);
     const sent: string[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 45; i++) {
       sender.sendJson({
         userId: alice.id,
         tokenContent: alice.token,
@@ -60,20 +73,17 @@ describe('invite request history', () => {
       });
       sent.push((await sender.next('sentinviterequest')).requestId as string);
     }
-    const newestFirst = sent.slice(2).reverse();
+    const newestFirst = sent.slice(20).reverse();
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
     await host.close();
-    expect((await readdir(join(dir, 'invite-requests'))).sort()).toEqual(
-      sent
-        .slice(2)
-        .map((id) => `${id}.json`)
-        .sort(),
-    );
+    // Pages of 20: the first one, all trimmed, is gone; the next two hold the 25 kept.
+    expect(await readdir(join(dir, 'invite-request-pages'))).toHaveLength(2);
+    expect(await idsOnDisk()).toEqual(sent.slice(20).sort());
     host = await startHost(settings, { dir });
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
   });
 
-  it('moves the first layout (one inbox record per user) into one record per request', async () => {
+  it('moves the first layout (one inbox record per user) into pages of requests', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);
     await host.close();
@@ -100,10 +110,7 @@ describe('invite request history', () => {
     ]);
     await host.close();
     expect(await readdir(join(dir, 'inviterequests'))).toEqual([]);
-    expect((await readdir(join(dir, 'invite-requests'))).sort()).toEqual([
-      'invreq_legacy1.json',
-      'invreq_legacy2.json',
-    ]);
+    expect(await idsOnDisk()).toEqual(['invreq_legacy1', 'invreq_legacy2']);
     host = await startHost(settings, { dir });
     expect(await history(host, bob)).toHaveLength(2);
   });

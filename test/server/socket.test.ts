@@ -228,11 +228,13 @@ describe('socket', () => {
         }),
       ]);
       await host.server.store.checkpoint();
-      // One small record per request.
+      // Bob's first page of requests.
       const onDisk = JSON.parse(
-        await readFile(join(host.dir, 'invite-requests', `${sent.requestId as string}.json`), 'utf8'),
+        await readFile(join(host.dir, 'invite-request-pages', `${bob.id}_p0.json`), 'utf8'),
       );
-      expect(onDisk.data).toMatchObject({ fromUserId: alice.id, toUserId: bob.id, state: 'new' });
+      expect(onDisk.data.requests).toEqual([
+        expect.objectContaining({ requestId: sent.requestId, fromUserId: alice.id, state: 'new' }),
+      ]);
       // Alice's own history is untouched.
       expect(
         expectOk(await host.post('inviteRequests', { userid: alice.id, tokenContent: alice.token }))

@@ -140,6 +140,25 @@ describe('store', () => {
     expect(await readFile(join(dir, 'wal', '5.log'), 'utf8')).toBe(body.join(''));
   });
 
+  it('closes without waiting for thousands of record files: the next start replays the log', async () => {
+    const s = await open();
+    const things = s.collection<Doc>('things');
+    await s.commit(Array.from({ length: 2500 }, (_, n) => things.put(`r${n}`, { n })));
+    await s.close();
+    store = undefined;
+    expect(await readdir(join(dir, 'things'))).toEqual([]);
+    expect((await readdir(join(dir, 'wal'))).length).toBeGreaterThan(0);
+    const again = await open();
+    expect(again.collection<Doc>('things').size).toBe(2500);
+    expect(again.collection<Doc>('things').get('r2499')).toEqual({ n: 2499 });
+    // The replayed versions reach their files in the background; a checkpoint waits for it.
+    await again.checkpoint();
+    expect(await readdir(join(dir, 'things'))).toHaveLength(2500);
+    await again.close();
+    store = undefined;
+    expect(await readdir(join(dir, 'wal'))).toEqual([]);
+  });
+
   it('checkpoints on its own once the log segment is large, and deletes what it covered', async () => {
     const s = await open();
     const things = s.collection<Doc>('things');

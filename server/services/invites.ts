@@ -63,6 +63,19 @@ export function createInvitesService(
 ) {
   const { users, store, clock, ids, config, presence, notifier } = deps;
   const pages: Collection<InvitePage> = store.collection<InvitePage>(INVITE_REQUESTS);
+  /** Each request's JSON, made once: committing a page joins these instead of serialising every request again. */
+  const jsonOf = new WeakMap<StoredInviteRequest, string>();
+  const requestJson = (stored: StoredInviteRequest): string => {
+    let json = jsonOf.get(stored);
+    if (json === undefined) jsonOf.set(stored, (json = JSON.stringify(stored)));
+    return json;
+  };
+  /** A request's state changed: its JSON is made again at the next commit. */
+  const changed = (stored: StoredInviteRequest): void => {
+    jsonOf.delete(stored);
+  };
+  pages.serialize = (page) =>
+    `{"userId":${JSON.stringify(page.userId)},"page":${page.page},"requests":[${page.requests.map(requestJson).join(',')}]}`;
   /** Each user's pages, oldest first, with how many requests they hold in all. */
   const inboxes = new Map<string, { pages: InvitePage[]; count: number }>();
   /** requestId -> the page holding it. */
@@ -221,6 +234,7 @@ export function createInvitesService(
       if (!(state === 'seen' && stored.state !== 'new')) {
         stored.state = state;
         stored.updatedAt = now;
+        changed(stored);
         await store.commit([pages.put(pageId(userId, page.page), page)]);
       }
       const dto = view(stored, userId, now);
@@ -241,6 +255,7 @@ export function createInvitesService(
           if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
             stored.state = 'answered';
             stored.updatedAt = now;
+            changed(stored);
             await store.commit([pages.put(pageId(ownerId, page.page), page)]);
             notifier.send(ownerId, ServerMessage.inviteRequestUpdated, {
               request: view(stored, ownerId, now),

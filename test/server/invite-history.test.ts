@@ -83,6 +83,47 @@ describe('invite request history', () => {
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
   });
 
+  it("writes a changed state to disk (pages reuse each request's JSON until it changes)", async () => {
+    host = await startHost(settings, { dir });
+    const [alice, bob] = await friends(host);
+    const target = await TestSocket.verified(host.server.url, bob.id, bob.token);
+    const sender = await TestSocket.verified(host.server.url, alice.id, alice.token);
+    sockets.push(target, sender);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      sender.sendJson({
+        userId: alice.id,
+        tokenContent: alice.token,
+        message: 'RequestInvite',
+        args: { targetUserId: bob.id },
+      });
+      ids.push((await sender.next('sentinviterequest')).requestId as string);
+    }
+    expectOk(
+      await host.post('updateInviteRequest', {
+        userid: bob.id,
+        tokenContent: bob.token,
+        requestId: ids[1],
+        state: 'dismissed',
+      }),
+    );
+    const inMemory = await history(host, bob);
+    await host.close();
+    host = undefined;
+    const page = JSON.parse(
+      await readFile(join(dir, 'invite-request-pages', `${bob.id}_p0.json`), 'utf8'),
+    ) as { data: { userId: string; page: number; requests: Array<Record<string, unknown>> } };
+    expect(page.data.userId).toBe(bob.id);
+    expect(page.data.page).toBe(0);
+    expect(page.data.requests.map((r) => [r.requestId, r.state])).toEqual([
+      [ids[0], 'new'],
+      [ids[1], 'dismissed'],
+      [ids[2], 'new'],
+    ]);
+    host = await startHost(settings, { dir });
+    expect(await history(host, bob)).toEqual(inMemory);
+  });
+
   it('moves the first layout (one inbox record per user) into pages of requests', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);

@@ -9,12 +9,7 @@ import { createAccountsService, type AccountsService } from './services/accounts
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
 import { createSetupService, type SetupService } from './services/setup.js';
-import {
-  createInvitesService,
-  INVITE_REQUESTS,
-  LEGACY_INVITE_INBOXES,
-  type InvitesService,
-} from './services/invites.js';
+import { LEGACY_INVITE_INBOXES, openInvitesService, type InvitesService } from './services/invites.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
@@ -82,7 +77,6 @@ export interface HostOptions {
 
 export const COLLECTIONS = [
   USERS,
-  INVITE_REQUESTS,
   LEGACY_INVITE_INBOXES,
   FILES,
   AVATARS,
@@ -137,6 +131,7 @@ export async function openHost(
     clock: () => clock.now(),
   });
   let modLog: AppendLog<ModerationLogEntry, LogKey> | null = null;
+  let invitesOpened: InvitesService | null = null;
   try {
     const latestByTarget = new Map<string, ModerationLogEntry>();
     modLog = await AppendLog.open<ModerationLogEntry, LogKey>(
@@ -181,7 +176,8 @@ export async function openHost(
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
-    const invites = createInvitesService({ ...deps, notifier: hub });
+    invitesOpened = await openInvitesService({ ...deps, notifier: hub });
+    const invites = invitesOpened;
     await invites.upgradeLegacyInboxes();
     const uploads = createUploadsService({
       ...deps,
@@ -250,6 +246,7 @@ export async function openHost(
       async close() {
         await popularity.flush();
         await moderationLog.close();
+        await invites.close();
         await store.close();
       },
       setPort: (value) => {
@@ -259,6 +256,7 @@ export async function openHost(
     };
   } catch (error) {
     await modLog?.close();
+    await invitesOpened?.close();
     await store.close();
     throw error;
   }

@@ -7,18 +7,18 @@ import {
   type InviteRequestDto,
 } from '../protocol/socket.js';
 import { AppError } from '../errors.js';
-import type { Change, Collection } from '../store/store.js';
+import { join } from 'node:path';
+import { AppendLog } from '../store/append-log.js';
+import type { Change } from '../store/store.js';
 import { unixSeconds, type Notifier, type Presence, type ServiceDeps } from './context.js';
 
-/**
- * Each user's received requests in pages of PAGE_SIZE, oldest first: a new request rewrites only the newest
- * page (a few kB, not the whole history), and a checkpoint has about one file per active user to write, not one
- * per request.
- */
-export const INVITE_REQUESTS = 'invite-request-pages';
+/** The invite-request history: an append-only log of events (a request, a change of state), compacted. */
+export const INVITE_LOG_FILE = 'invite-requests.jsonl';
 /** The first layout: one record per target user holding all their requests (rewritten whole on each one). */
 export const LEGACY_INVITE_INBOXES = 'inviterequests';
-const PAGE_SIZE = 20;
+/** The log is compacted once it holds this many lines and more than COMPACT_RATIO times the live requests. */
+const COMPACT_MIN_LINES = 1000;
+const COMPACT_RATIO = 3;
 
 interface StoredInviteRequest {
   requestId: string;
@@ -29,19 +29,15 @@ interface StoredInviteRequest {
   updatedAt: number;
 }
 
-interface InvitePage {
-  userId: string;
-  /** Increasing per user. */
-  page: number;
-  requests: StoredInviteRequest[];
-}
+/** A line of the log: a request received by `to`, or a new state of one. */
+export type InviteEvent =
+  | { t: 'request'; to: string; request: StoredInviteRequest }
+  | { t: 'state'; to: string; requestId: string; state: StoredInviteRequest['state']; at: number };
 
 interface LegacyInbox {
   userId: string;
   requests: StoredInviteRequest[];
 }
-
-const pageId = (userId: string, page: number): string => `${userId}_p${page}`;
 
 export type InviteRequestOutcome =
   | { ok: true; requestId: string; delivered: Promise<void> }
@@ -55,70 +51,61 @@ export type SettableInviteState = (typeof SETTABLE_INVITE_STATES)[number];
  * requestinvite (SPEC section 5): checks, per-pair cooldown, delivery to every socket of the target, and the
  * target's invite-request history.
  */
-export function createInvitesService(
+export async function openInvitesService(
   deps: Pick<ServiceDeps, 'users' | 'store' | 'clock' | 'ids' | 'config'> & {
     presence: Presence;
     notifier: Notifier;
   },
 ) {
   const { users, store, clock, ids, config, presence, notifier } = deps;
-  const pages: Collection<InvitePage> = store.collection<InvitePage>(INVITE_REQUESTS);
-  /** Each request's JSON, made once: committing a page joins these instead of serialising every request again. */
-  const jsonOf = new WeakMap<StoredInviteRequest, string>();
-  const requestJson = (stored: StoredInviteRequest): string => {
-    let json = jsonOf.get(stored);
-    if (json === undefined) jsonOf.set(stored, (json = JSON.stringify(stored)));
-    return json;
-  };
-  /** A request's state changed: its JSON is made again at the next commit. */
-  const changed = (stored: StoredInviteRequest): void => {
-    jsonOf.delete(stored);
-  };
-  pages.serialize = (page) =>
-    `{"userId":${JSON.stringify(page.userId)},"page":${page.page},"requests":[${page.requests.map(requestJson).join(',')}]}`;
-  /** Each user's pages, oldest first, with how many requests they hold in all. */
-  const inboxes = new Map<string, { pages: InvitePage[]; count: number }>();
-  /** requestId -> the page holding it. */
-  const pageOf = new Map<string, InvitePage>();
-  const inboxOf = (userId: string): { pages: InvitePage[]; count: number } => {
-    let inbox = inboxes.get(userId);
-    if (!inbox) inboxes.set(userId, (inbox = { pages: [], count: 0 }));
-    return inbox;
-  };
-  for (const page of pages.values()) {
-    const inbox = inboxOf(page.userId);
-    inbox.pages.push(page);
-    inbox.count += page.requests.length;
-    for (const stored of page.requests) pageOf.set(stored.requestId, page);
-  }
-  for (const inbox of inboxes.values()) inbox.pages.sort((a, b) => a.page - b.page);
+  /** Each user's received requests, oldest first, at most `inviteRequestHistory`. */
+  const inboxes = new Map<string, StoredInviteRequest[]>();
+  const byId = new Map<string, { to: string; request: StoredInviteRequest }>();
+  let live = 0;
 
-  /** Adds `stored` to the newest page of `userId` (a new one when full) and trims the oldest past the bound. */
-  function file(userId: string, stored: StoredInviteRequest): Change[] {
-    const inbox = inboxOf(userId);
-    let last = inbox.pages.at(-1);
-    if (!last || last.requests.length >= PAGE_SIZE) {
-      last = { userId, page: last ? last.page + 1 : 0, requests: [] };
-      inbox.pages.push(last);
+  /** Files `request` for `to`, dropping the oldest past the history bound. */
+  function file(to: string, request: StoredInviteRequest): void {
+    let inbox = inboxes.get(to);
+    if (!inbox) inboxes.set(to, (inbox = []));
+    inbox.push(request);
+    byId.set(request.requestId, { to, request });
+    live++;
+    const overflow = inbox.length - config.socket.inviteRequestHistory;
+    if (overflow > 0) {
+      for (const dropped of inbox.splice(0, overflow)) byId.delete(dropped.requestId);
+      live -= overflow;
     }
-    last.requests.push(stored);
-    inbox.count++;
-    pageOf.set(stored.requestId, last);
-    const changes = [pages.put(pageId(userId, last.page), last)];
-    while (inbox.count > config.socket.inviteRequestHistory) {
-      const oldest = inbox.pages[0]!;
-      const dropped = oldest.requests.shift()!;
-      pageOf.delete(dropped.requestId);
-      inbox.count--;
-      if (oldest.requests.length === 0) {
-        inbox.pages.shift();
-        changes.push(pages.remove(pageId(userId, oldest.page)));
-      } else if (oldest !== last) {
-        changes.push(pages.put(pageId(userId, oldest.page), oldest));
-      }
-    }
-    return changes;
   }
+  function apply(event: InviteEvent): void {
+    if (event.t === 'request') {
+      if (!byId.has(event.request.requestId)) file(event.to, event.request);
+      return;
+    }
+    const found = byId.get(event.requestId);
+    if (found && found.to === event.to) {
+      found.request.state = event.state;
+      found.request.updatedAt = event.at;
+    }
+  }
+  const log = await AppendLog.open<InviteEvent, null>(join(config.dataDir, INVITE_LOG_FILE), () => null, {
+    fsync: config.fsync,
+    onEntry: apply,
+  });
+
+  /** Appends `event`; compacts the log first when most of it no longer matters. */
+  function record(event: InviteEvent): Promise<void> {
+    const done = log.append(event).then(() => undefined);
+    if (log.length >= COMPACT_MIN_LINES && log.length > COMPACT_RATIO * live) {
+      const entries: InviteEvent[] = [];
+      for (const [to, inbox] of inboxes) {
+        for (const request of inbox) entries.push({ t: 'request', to, request });
+      }
+      // A failed compaction leaves the log as it was; the next append tries again.
+      void log.compact(entries).catch(() => undefined);
+    }
+    return done;
+  }
+
   /** `sender|target` -> ms of the last delivered request. */
   const lastSent = new Map<string, number>();
   /** Friend lists as sets, rebuilt when the list object changes (the social service replaces it). */
@@ -200,7 +187,8 @@ export function createInvitesService(
         sentAt: stored.sentAt,
         expiresAt: stored.expiresAt,
       });
-      const delivered = store.commit(file(target.Id, stored));
+      file(target.Id, stored);
+      const delivered = record({ t: 'request', to: target.Id, request: { ...stored } });
       return { ok: true, requestId: stored.requestId, delivered };
     },
 
@@ -210,21 +198,17 @@ export function createInvitesService(
       const inbox = inboxes.get(userId);
       if (!inbox) return [];
       const out: InviteRequestDto[] = [];
-      for (let p = inbox.pages.length - 1; p >= 0; p--) {
-        const requests = inbox.pages[p]!.requests;
-        for (let i = requests.length - 1; i >= 0; i--) {
-          const dto = view(requests[i]!, userId, now);
-          if (!filter?.state || dto.state === filter.state) out.push(dto);
-        }
+      for (let i = inbox.length - 1; i >= 0; i--) {
+        const dto = view(inbox[i]!, userId, now);
+        if (!filter?.state || dto.state === filter.state) out.push(dto);
       }
       return out;
     },
 
     async update(userId: string, requestId: string, state: SettableInviteState): Promise<InviteRequestDto> {
-      const page = pageOf.get(requestId);
-      const stored =
-        page?.userId === userId ? page.requests.find((r) => r.requestId === requestId) : undefined;
-      if (!page || !stored) {
+      const found = byId.get(requestId);
+      const stored = found?.to === userId ? found.request : undefined;
+      if (!stored) {
         throw new AppError(ErrorCode.NOT_FOUND, 'No invite request with that id.', {
           requestId: 'not found',
         });
@@ -234,8 +218,7 @@ export function createInvitesService(
       if (!(state === 'seen' && stored.state !== 'new')) {
         stored.state = state;
         stored.updatedAt = now;
-        changed(stored);
-        await store.commit([pages.put(pageId(userId, page.page), page)]);
+        await record({ t: 'state', to: userId, requestId, state, at: now });
       }
       const dto = view(stored, userId, now);
       notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
@@ -247,22 +230,16 @@ export function createInvitesService(
       const inbox = inboxes.get(ownerId);
       if (!inbox) return;
       const now = unixSeconds(clock);
-      for (let p = inbox.pages.length - 1; p >= 0; p--) {
-        const page = inbox.pages[p]!;
-        for (let i = page.requests.length - 1; i >= 0; i--) {
-          const stored = page.requests[i]!;
-          if (stored.fromUserId !== fromUserId) continue;
-          if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
-            stored.state = 'answered';
-            stored.updatedAt = now;
-            changed(stored);
-            await store.commit([pages.put(pageId(ownerId, page.page), page)]);
-            notifier.send(ownerId, ServerMessage.inviteRequestUpdated, {
-              request: view(stored, ownerId, now),
-            });
-          }
-          return;
+      for (let i = inbox.length - 1; i >= 0; i--) {
+        const stored = inbox[i]!;
+        if (stored.fromUserId !== fromUserId) continue;
+        if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
+          stored.state = 'answered';
+          stored.updatedAt = now;
+          await record({ t: 'state', to: ownerId, requestId: stored.requestId, state: 'answered', at: now });
+          notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
         }
+        return;
       }
     },
 
@@ -273,14 +250,24 @@ export function createInvitesService(
     async upgradeLegacyInboxes(): Promise<void> {
       const legacy = store.collection<LegacyInbox>(LEGACY_INVITE_INBOXES);
       if (legacy.size === 0) return;
+      // Into the log first; a crash before the old records go only repeats this (known ids are skipped).
+      const moved: Array<Promise<void>> = [];
       const changes: Change[] = [];
       for (const inbox of [...legacy.values()]) {
         for (const old of inbox.requests) {
-          if (!pageOf.has(old.requestId)) changes.push(...file(inbox.userId, { ...old }));
+          if (byId.has(old.requestId)) continue;
+          file(inbox.userId, { ...old });
+          moved.push(record({ t: 'request', to: inbox.userId, request: { ...old } }));
         }
         changes.push(legacy.remove(inbox.userId));
       }
+      await Promise.all(moved);
       await store.commit(changes);
+    },
+
+    /** Waits for the log's last appends and closes it. */
+    close(): Promise<void> {
+      return log.close();
     },
 
     /** Forgets cooldowns that have run out; called from the heartbeat. */
@@ -290,4 +277,4 @@ export function createInvitesService(
   };
 }
 
-export type InvitesService = ReturnType<typeof createInvitesService>;
+export type InvitesService = Awaited<ReturnType<typeof openInvitesService>>;

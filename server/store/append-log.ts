@@ -1,10 +1,12 @@
-import { open, type FileHandle } from 'node:fs/promises';
-import { CorruptDataFileError } from './durable-file.js';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { CorruptDataFileError, syncDir } from './durable-file.js';
 
 /**
- * An append-only JSON-lines file for histories that only grow (the moderation log). Appends made in the same
- * tick share one write and one fsync (group commit), so the cost of an acknowledged entry stays flat however long
- * the log gets. Only a small index stays in memory; entries are read back by offset.
+ * An append-only JSON-lines file for histories (the moderation log, invite-request events). Appends made in the
+ * same tick share one write and one fsync (group commit), so the cost of an acknowledged entry stays flat however
+ * long the log gets. Only a small index stays in memory; entries are read back by offset. A log whose old lines
+ * stop mattering (invite requests past the history bound) can be compacted: replaced whole by what is live.
  */
 export interface LogIndexEntry<K> {
   offset: number;
@@ -15,16 +17,18 @@ export interface LogIndexEntry<K> {
 export class AppendLog<T, K> {
   readonly #index: Array<LogIndexEntry<K>> = [];
   #size: number;
-  #pending: Array<{ line: Buffer; resolve: () => void; reject: (error: unknown) => void }> = [];
+  #pending: Array<{ line: Buffer; key: K; resolve: () => void; reject: (error: unknown) => void }> = [];
   #flushing: Promise<void> | null = null;
   #scheduled = false;
   #closed = false;
   /** A failed write leaves the file's tail unknown: refuse further appends until a restart re-indexes it. */
   #failed: unknown = null;
+  /** While a compaction swaps the file, appends wait. */
+  #compacting: Promise<void> | null = null;
 
   private constructor(
     readonly path: string,
-    private readonly handle: FileHandle,
+    private handle: FileHandle,
     size: number,
     private readonly keyOf: (entry: T) => K,
     private readonly fsync: boolean,
@@ -93,9 +97,10 @@ export class AppendLog<T, K> {
     if (this.#failed) return Promise.reject(this.#failed);
     const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
     const position = this.#index.length;
-    this.#index.push({ offset: this.#size, length: line.length - 1, key: this.keyOf(entry) });
+    const key = this.keyOf(entry);
+    this.#index.push({ offset: this.#size, length: line.length - 1, key });
     this.#size += line.length;
-    const done = new Promise<void>((resolve, reject) => this.#pending.push({ line, resolve, reject }));
+    const done = new Promise<void>((resolve, reject) => this.#pending.push({ line, key, resolve, reject }));
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => void this.#flush());
@@ -105,7 +110,8 @@ export class AppendLog<T, K> {
 
   async #flush(): Promise<void> {
     // One write at a time keeps lines in order; appends arriving meanwhile join the next batch.
-    while (this.#flushing) await this.#flushing;
+    while (this.#flushing || this.#compacting)
+      await (this.#flushing ?? this.#compacting?.catch(() => undefined));
     this.#scheduled = false;
     const batch = this.#pending;
     this.#pending = [];
@@ -124,6 +130,64 @@ export class AppendLog<T, K> {
     this.#flushing = null;
   }
 
+  /**
+   * Replaces the log by `entries`, the live state now (it must include what every append so far recorded):
+   * written beside it, synced and renamed over it. Appends not yet written resolve with it, later ones go to the
+   * new file. Positions from before are meaningless afterwards. On failure the old log stays and nothing is lost.
+   */
+  compact(entries: T[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('log is closed'));
+    if (this.#compacting) return this.#compacting;
+    // Covered by `entries`: they resolve once the new file is durable.
+    const covered = this.#pending.splice(0);
+    const work = (async () => {
+      while (this.#flushing) await this.#flushing;
+      const temp = `${this.path}.compact`;
+      try {
+        const lines = entries.map((entry) => Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8'));
+        const file = await open(temp, 'w');
+        try {
+          await file.write(Buffer.concat(lines));
+          if (this.fsync) await file.sync();
+        } finally {
+          await file.close();
+        }
+        await rename(temp, this.path);
+        if (this.fsync) await syncDir(dirname(this.path));
+        const handle = await open(this.path, 'a+');
+        await this.handle.close().catch(() => undefined);
+        this.handle = handle;
+        this.#index.length = 0;
+        let offset = 0;
+        entries.forEach((entry, at) => {
+          const line = lines[at]!;
+          this.#index.push({ offset, length: line.length - 1, key: this.keyOf(entry) });
+          offset += line.length;
+        });
+        this.#size = offset;
+        // Appends made since the call were indexed against the old file: index them again, after the new content.
+        for (const pending of this.#pending) {
+          this.#index.push({ offset: this.#size, length: pending.line.length - 1, key: pending.key });
+          this.#size += pending.line.length;
+        }
+      } catch (error) {
+        await unlink(temp).catch(() => undefined);
+        // The old log is intact: what was covered is written to it as usual.
+        this.#pending.unshift(...covered);
+        throw error;
+      } finally {
+        this.#compacting = null;
+        if (this.#pending.length > 0 && !this.#scheduled) {
+          this.#scheduled = true;
+          setImmediate(() => void this.#flush());
+        }
+      }
+      for (const pending of covered) pending.resolve();
+    })();
+    this.#compacting = work;
+    return work;
+  }
+
   async read(position: number): Promise<T> {
     const at = this.#index[position];
     if (!at) throw new Error(`no log entry ${position}`);
@@ -135,6 +199,7 @@ export class AppendLog<T, K> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#compacting) await this.#compacting.catch(() => undefined);
     while (this.#flushing || this.#pending.length > 0) {
       if (this.#flushing) await this.#flushing;
       else await this.#flush();

@@ -105,11 +105,6 @@ export function isSafeId(id: string): boolean {
 export class Collection<T> {
   readonly #entries = new Map<string, RecordFile<T>>();
   #live = 0;
-  /**
-   * Turns a record into its JSON text at commit time; JSON.stringify unless a service that commits one record
-   * very often (and can cache parts of it) sets its own, which must give the same JSON.
-   */
-  serialize: (data: T) => string = (data) => JSON.stringify(data);
 
   constructor(
     readonly name: string,
@@ -359,9 +354,7 @@ export class Store {
       const snap = this.collection(change.collection).snapshot(change.id);
       if (!snap) throw new Error(`no record ${change.collection}/${change.id}`);
       // Serialised now: the log and the record file carry this version, whatever memory holds later.
-      const collection = this.collection(change.collection);
-      const data = snap.data === null ? 'null' : collection.serialize(snap.data);
-      const text = `{"seq":${snap.seq},"data":${data}}`;
+      const text = JSON.stringify({ seq: snap.seq, data: snap.data });
       versions.push({
         collection: change.collection,
         id: change.id,

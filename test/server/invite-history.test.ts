@@ -4,12 +4,19 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectOk, signUp, startHost, tempDir, type Account, type TestHost } from './helpers.js';
 import { TestSocket } from './socket-client.js';
 
-/** Invite-request history on disk: pages of requests, bounded per user, and the first layout upgraded. */
+/** Invite-request history on disk: an event log, bounded per user and compacted, and the first layout upgraded. */
 describe('invite request history', () => {
   let dir: string;
   let host: TestHost | undefined;
   const sockets: TestSocket[] = [];
-  const settings = { socket: { inviteRequestCooldownSeconds: 0, inviteRequestHistory: 25 } };
+  const settings = {
+    socket: {
+      inviteRequestCooldownSeconds: 0,
+      inviteRequestHistory: 25,
+      messagesPerSecond: 100_000,
+      messageBurst: 100_000,
+    },
+  };
 
   beforeEach(async () => {
     dir = await tempDir();
@@ -44,27 +51,28 @@ describe('invite request history', () => {
     expectOk(await h.post('inviteRequests', { userid: account.id, tokenContent: account.token }))
       .InviteRequests as Array<{ requestId: string; fromUserId: string; state: string }>;
 
-  /** Every request id in the page files on disk. */
-  async function idsOnDisk(): Promise<string[]> {
-    const folder = join(dir, 'invite-request-pages');
-    const ids: string[] = [];
-    for (const name of await readdir(folder)) {
-      const record = JSON.parse(await readFile(join(folder, name), 'utf8')) as {
-        data: { requests: Array<{ requestId: string }> };
-      };
-      ids.push(...record.data.requests.map((r) => r.requestId));
-    }
-    return ids.sort();
+  /** The lines of the invite-request log on disk. */
+  async function logOnDisk(): Promise<Array<Record<string, unknown>>> {
+    const text = await readFile(join(dir, 'invite-requests.jsonl'), 'utf8');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   }
+  const requestIdsIn = (lines: Array<Record<string, unknown>>): string[] =>
+    lines
+      .filter((line) => line.t === 'request')
+      .map((line) => (line.request as { requestId: string }).requestId)
+      .sort();
 
-  it('keeps the newest requests up to the limit, and deletes the older ones from disk', async () => {
+  it('keeps the newest requests up to the limit, and compacts the log so old ones leave the disk', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);
     const target = await TestSocket.verified(host.server.url, bob.id, bob.token);
     const sender = await TestSocket.verified(host.server.url, alice.id, alice.token);
     sockets.push(target, sender);
     const sent: string[] = [];
-    for (let i = 0; i < 45; i++) {
+    for (let i = 0; i < 1100; i++) {
       sender.sendJson({
         userId: alice.id,
         tokenContent: alice.token,
@@ -73,12 +81,14 @@ describe('invite request history', () => {
       });
       sent.push((await sender.next('sentinviterequest')).requestId as string);
     }
-    const newestFirst = sent.slice(20).reverse();
+    const newestFirst = sent.slice(-25).reverse();
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
     await host.close();
-    // Pages of 20: the first one, all trimmed, is gone; the next two hold the 25 kept.
-    expect(await readdir(join(dir, 'invite-request-pages'))).toHaveLength(2);
-    expect(await idsOnDisk()).toEqual(sent.slice(20).sort());
+    // At 1,000 lines the log was rewritten with the 25 live requests; later ones were appended after them.
+    const lines = await logOnDisk();
+    expect(lines.length).toBeLessThan(200);
+    expect(requestIdsIn(lines)).toEqual(expect.arrayContaining(sent.slice(-25)));
+    expect(requestIdsIn(lines)).not.toContain(sent[0]);
     host = await startHost(settings, { dir });
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
   });
@@ -110,21 +120,16 @@ describe('invite request history', () => {
     const inMemory = await history(host, bob);
     await host.close();
     host = undefined;
-    const page = JSON.parse(
-      await readFile(join(dir, 'invite-request-pages', `${bob.id}_p0.json`), 'utf8'),
-    ) as { data: { userId: string; page: number; requests: Array<Record<string, unknown>> } };
-    expect(page.data.userId).toBe(bob.id);
-    expect(page.data.page).toBe(0);
-    expect(page.data.requests.map((r) => [r.requestId, r.state])).toEqual([
-      [ids[0], 'new'],
-      [ids[1], 'dismissed'],
-      [ids[2], 'new'],
+    const lines = await logOnDisk();
+    expect(requestIdsIn(lines)).toEqual([...ids].sort());
+    expect(lines.filter((line) => line.t === 'state')).toEqual([
+      { t: 'state', to: bob.id, requestId: ids[1], state: 'dismissed', at: expect.any(Number) },
     ]);
     host = await startHost(settings, { dir });
     expect(await history(host, bob)).toEqual(inMemory);
   });
 
-  it('moves the first layout (one inbox record per user) into pages of requests', async () => {
+  it('moves the first layout (one inbox record per user) into the invite-request log', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);
     await host.close();
@@ -151,7 +156,7 @@ describe('invite request history', () => {
     ]);
     await host.close();
     expect(await readdir(join(dir, 'inviterequests'))).toEqual([]);
-    expect(await idsOnDisk()).toEqual(['invreq_legacy1', 'invreq_legacy2']);
+    expect(requestIdsIn(await logOnDisk())).toEqual(['invreq_legacy1', 'invreq_legacy2']);
     host = await startHost(settings, { dir });
     expect(await history(host, bob)).toHaveLength(2);
   });

@@ -227,14 +227,13 @@ describe('socket', () => {
           state: 'new',
         }),
       ]);
-      await host.server.store.checkpoint();
-      // Bob's first page of requests.
-      const onDisk = JSON.parse(
-        await readFile(join(host.dir, 'invite-request-pages', `${bob.id}_p0.json`), 'utf8'),
-      );
-      expect(onDisk.data.requests).toEqual([
-        expect.objectContaining({ requestId: sent.requestId, fromUserId: alice.id, state: 'new' }),
-      ]);
+      // The invite-request log holds it (an event per line).
+      const lines = (await readFile(join(host.dir, 'invite-requests.jsonl'), 'utf8')).trim().split('\n');
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+        t: 'request',
+        to: bob.id,
+        request: { requestId: sent.requestId, fromUserId: alice.id, state: 'new' },
+      });
       // Alice's own history is untouched.
       expect(
         expectOk(await host.post('inviteRequests', { userid: alice.id, tokenContent: alice.token }))

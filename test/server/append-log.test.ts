@@ -1,0 +1,74 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AppendLog } from '../../server/store/append-log.js';
+import { CorruptDataFileError } from '../../server/store/durable-file.js';
+import { tempDir } from './helpers.js';
+
+interface Line {
+  n: number;
+}
+
+describe('append log', () => {
+  let dir: string;
+  let path: string;
+  let log: AppendLog<Line, number> | undefined;
+  beforeEach(async () => {
+    dir = await tempDir('hnx-log-');
+    path = join(dir, 'log.jsonl');
+  });
+  afterEach(async () => {
+    await log?.close();
+    log = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const open = async (seen: Line[] = []) =>
+    (log = await AppendLog.open<Line, number>(path, (line) => line.n, {
+      onEntry: (line) => seen.push(line),
+    }));
+  const onDisk = async () =>
+    (await readFile(path, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as Line).n);
+
+  it('writes the appends of one tick together, in order, and reads them back', async () => {
+    const l = await open();
+    const positions = await Promise.all([1, 2, 3].map((n) => l.append({ n })));
+    expect(positions).toEqual([0, 1, 2]);
+    expect(await l.read(1)).toEqual({ n: 2 });
+    expect(await onDisk()).toEqual([1, 2, 3]);
+  });
+
+  it('cuts a torn last line and stops on a bad line before it', async () => {
+    await writeFile(path, '{"n":1}\n{"n":2}\n{"n":');
+    const seen: Line[] = [];
+    const l = await open(seen);
+    expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
+    await l.append({ n: 3 });
+    expect(await onDisk()).toEqual([1, 2, 3]);
+    await l.close();
+    log = undefined;
+    await writeFile(path, '{"n":1}\nnot json\n{"n":3}\n');
+    await expect(open()).rejects.toBeInstanceOf(CorruptDataFileError);
+  });
+
+  it('compacts to the live entries; appends before it are covered, appends after it follow', async () => {
+    const l = await open();
+    for (let n = 1; n <= 5; n++) await l.append({ n });
+    const covered = l.append({ n: 6 });
+    const compacting = l.compact([{ n: 4 }, { n: 6 }]);
+    const after = l.append({ n: 7 });
+    await Promise.all([covered, compacting, after]);
+    expect(await onDisk()).toEqual([4, 6, 7]);
+    expect(l.length).toBe(3);
+    expect(await l.read(2)).toEqual({ n: 7 });
+    await l.append({ n: 8 });
+    await l.close();
+    log = undefined;
+    const seen: Line[] = [];
+    await open(seen);
+    expect(seen.map((line) => line.n)).toEqual([4, 6, 7, 8]);
+  });
+});

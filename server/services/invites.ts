@@ -94,7 +94,7 @@ export async function openInvitesService(
 
   /** Appends `event`; compacts the log first when most of it no longer matters. */
   function record(event: InviteEvent): Promise<void> {
-    const done = log.append(event).then(() => undefined);
+    const done = log.add(event);
     if (log.length >= COMPACT_MIN_LINES && log.length > COMPACT_RATIO * live) {
       const entries: InviteEvent[] = [];
       for (const [to, inbox] of inboxes) {

@@ -14,10 +14,32 @@ export interface LogIndexEntry<K> {
   key: K;
 }
 
+interface Batch<K> {
+  lines: string[];
+  keys: K[];
+  bytes: number[];
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function newBatch<K>(): Batch<K> {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A batch nobody awaits (all its appends were covered by a compaction) must not warn when it fails.
+  promise.catch(() => undefined);
+  return { lines: [], keys: [], bytes: [], promise, resolve, reject };
+}
+
 export class AppendLog<T, K> {
   readonly #index: Array<LogIndexEntry<K>> = [];
   #size: number;
-  #pending: Array<{ line: Buffer; key: K; resolve: () => void; reject: (error: unknown) => void }> = [];
+  /** Lines not yet written, with the one promise they all resolve by (a batch: one write, one fsync). */
+  #pending: Batch<K> = newBatch();
   #flushing: Promise<void> | null = null;
   #scheduled = false;
   #closed = false;
@@ -93,19 +115,28 @@ export class AppendLog<T, K> {
 
   /** Appends `entry`; resolves once it is on disk. Returns its position in the log. */
   append(entry: T): Promise<number> {
+    const position = this.#index.length;
+    return this.add(entry).then(() => position);
+  }
+
+  /** Appends `entry`; resolves once it is on disk (the promise is shared by the whole batch). */
+  add(entry: T): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
     if (this.#failed) return Promise.reject(this.#failed);
-    const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
-    const position = this.#index.length;
+    const line = `${JSON.stringify(entry)}\n`;
+    const bytes = Buffer.byteLength(line);
     const key = this.keyOf(entry);
-    this.#index.push({ offset: this.#size, length: line.length - 1, key });
-    this.#size += line.length;
-    const done = new Promise<void>((resolve, reject) => this.#pending.push({ line, key, resolve, reject }));
+    this.#index.push({ offset: this.#size, length: bytes - 1, key });
+    this.#size += bytes;
+    const batch = this.#pending;
+    batch.lines.push(line);
+    batch.keys.push(key);
+    batch.bytes.push(bytes);
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => void this.#flush());
     }
-    return done.then(() => position);
+    return batch.promise;
   }
 
   async #flush(): Promise<void> {
@@ -114,16 +145,19 @@ export class AppendLog<T, K> {
       await (this.#flushing ?? this.#compacting?.catch(() => undefined));
     this.#scheduled = false;
     const batch = this.#pending;
-    this.#pending = [];
-    if (batch.length === 0) return;
+    if (batch.lines.length === 0) return;
+    this.#pending = newBatch();
     this.#flushing = (async () => {
       try {
-        await this.handle.write(Buffer.concat(batch.map((p) => p.line)));
+        await this.handle.write(batch.lines.join(''));
         if (this.fsync) await this.handle.datasync();
-        for (const p of batch) p.resolve();
+        batch.resolve();
       } catch (error) {
         this.#failed = error;
-        for (const p of [...batch, ...this.#pending.splice(0)]) p.reject(error);
+        batch.reject(error);
+        const later = this.#pending;
+        this.#pending = newBatch();
+        later.reject(error);
       }
     })();
     await this.#flushing;
@@ -139,7 +173,8 @@ export class AppendLog<T, K> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
     if (this.#compacting) return this.#compacting;
     // Covered by `entries`: they resolve once the new file is durable.
-    const covered = this.#pending.splice(0);
+    const covered = this.#pending;
+    this.#pending = newBatch();
     const work = (async () => {
       while (this.#flushing) await this.#flushing;
       const temp = `${this.path}.compact`;
@@ -166,23 +201,30 @@ export class AppendLog<T, K> {
         });
         this.#size = offset;
         // Appends made since the call were indexed against the old file: index them again, after the new content.
-        for (const pending of this.#pending) {
-          this.#index.push({ offset: this.#size, length: pending.line.length - 1, key: pending.key });
-          this.#size += pending.line.length;
-        }
+        const later = this.#pending;
+        later.keys.forEach((key, at) => {
+          const bytes = later.bytes[at]!;
+          this.#index.push({ offset: this.#size, length: bytes - 1, key });
+          this.#size += bytes;
+        });
       } catch (error) {
         await unlink(temp).catch(() => undefined);
-        // The old log is intact: what was covered is written to it as usual.
-        this.#pending.unshift(...covered);
+        // The old log is intact: what was covered is written to it as usual, before what came since.
+        const later = this.#pending;
+        covered.lines.push(...later.lines);
+        covered.keys.push(...later.keys);
+        covered.bytes.push(...later.bytes);
+        covered.promise.then(later.resolve, later.reject);
+        this.#pending = covered;
         throw error;
       } finally {
         this.#compacting = null;
-        if (this.#pending.length > 0 && !this.#scheduled) {
+        if (this.#pending.lines.length > 0 && !this.#scheduled) {
           this.#scheduled = true;
           setImmediate(() => void this.#flush());
         }
       }
-      for (const pending of covered) pending.resolve();
+      covered.resolve();
     })();
     this.#compacting = work;
     return work;
@@ -200,7 +242,7 @@ export class AppendLog<T, K> {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#compacting) await this.#compacting.catch(() => undefined);
-    while (this.#flushing || this.#pending.length > 0) {
+    while (this.#flushing || this.#pending.lines.length > 0) {
       if (this.#flushing) await this.#flushing;
       else await this.#flush();
     }

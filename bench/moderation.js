@@ -957,7 +957,8 @@ function printTable(r) {
   }
   lines.push(
     "Latencies in ms. log B/act: growth of the log file per acknowledged action; user file: size of the target's",
-    'record file, rewritten whole (temp file + fsync + rename) by every action; wchar/act: bytes the server passed',
+    'record file, carried whole in the write-ahead log by every action and rewritten at checkpoints (temp file +',
+    'fsync + rename, once per target however many actions it had since); wchar/act: bytes the server passed',
     'to write syscalls (HTTP answers included); dirty/act: page-cache bytes it dirtied for storage (/proc/PID/io',
     'write_bytes, page-granular: the real block cost, file-system journal not included); writes/act: write syscalls.',
   );

@@ -92,7 +92,8 @@ export async function openInvitesService(
     onEntry: apply,
   });
 
-  /** Appends `event`; compacts the log first when most of it no longer matters. */
+  /** Appends `event` (serialised at once: later changes to its objects are not in this line); compacts the log
+   * when most of it no longer matters. */
   function record(event: InviteEvent): Promise<void> {
     const done = log.add(event);
     if (log.length >= COMPACT_MIN_LINES && log.length > COMPACT_RATIO * live) {
@@ -188,7 +189,7 @@ export async function openInvitesService(
         expiresAt: stored.expiresAt,
       });
       file(target.Id, stored);
-      const delivered = record({ t: 'request', to: target.Id, request: { ...stored } });
+      const delivered = record({ t: 'request', to: target.Id, request: stored });
       return { ok: true, requestId: stored.requestId, delivered };
     },
 

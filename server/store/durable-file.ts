@@ -109,7 +109,10 @@ export async function readJsonFile<T>(path: string): Promise<T | null> {
 /** One buffer reused by every synchronous read (startup reads thousands of small files one after another). */
 let readBuffer = Buffer.allocUnsafe(64 * 1024);
 
-/** A file's text: open, read into the shared buffer (grown when needed), close; no stat, no buffer per file. */
+/**
+ * A file's text: open, read into the shared buffer (grown when needed), close; three system calls for a small
+ * file (no stat, no read to see the end), no buffer per file.
+ */
 function readTextSync(path: string): string {
   const fd = openSync(path, 'r');
   try {
@@ -120,9 +123,11 @@ function readTextSync(path: string): string {
         readBuffer.copy(bigger, 0, 0, length);
         readBuffer = bigger;
       }
-      const read = readSync(fd, readBuffer, length, readBuffer.length - length, null);
-      if (read === 0) break;
+      const room = readBuffer.length - length;
+      const read = readSync(fd, readBuffer, length, room, null);
       length += read;
+      // A regular file gives less than asked only at its end: no extra read to see 0.
+      if (read < room) break;
     }
     return readBuffer.toString('utf8', 0, length);
   } finally {

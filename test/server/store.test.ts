@@ -44,6 +44,19 @@ describe('store', () => {
     expect(again.meta.data.schemaVersion).toBe(1);
   });
 
+  it('reads back records of any size (larger than the shared read buffer too)', async () => {
+    const s = await open();
+    const things = s.collection<Doc>('things');
+    const sizes = [0, 1, 65_535, 65_536, 65_537, 300_000];
+    await s.commit(sizes.map((size) => things.put(`s${size}`, { n: size, text: 'é'.repeat(size) })));
+    await s.close();
+    store = undefined;
+    const again = await open();
+    for (const size of sizes) {
+      expect(again.collection<Doc>('things').get(`s${size}`)).toEqual({ n: size, text: 'é'.repeat(size) });
+    }
+  });
+
   it('writes the newest value when many writes to one record overlap', async () => {
     const s = await open();
     const things = s.collection<Doc>('things');

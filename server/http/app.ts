@@ -96,7 +96,8 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
     jsonLimit: Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024,
   });
   app.use(async (ctx, next) => {
-    if (!isApiPath(ctx.path)) return next();
+    // GET and HEAD carry no body we read (downloads, search...): no parser work for them.
+    if (!isApiPath(ctx.path) || ctx.method === 'GET' || ctx.method === 'HEAD') return next();
     // A JSON upload carries its file as base64: it gets its own, larger cap.
     return (/^\/api\/v1\/upload\/?$/i.test(ctx.path) ? parseUpload : parseSmall)(ctx, next);
   });

@@ -27,8 +27,9 @@ export interface LeanInput {
   params: Record<string, string>;
 }
 
-/** An answer: a message and result for the envelope, or the whole envelope already serialised. */
-export type LeanReply = { message: string; result?: Record<string, unknown> } | { json: string };
+/** An answer: a message and result for the envelope, or the whole envelope already serialised (text or bytes). */
+export type LeanReply =
+  { message: string; result?: Record<string, unknown> } | { json: string } | { bytes: Buffer };
 
 /** Must answer synchronously: the lane writes the response as soon as it returns. */
 export type LeanHandler = (input: LeanInput) => LeanReply;
@@ -129,12 +130,8 @@ export class LeanLane {
       const input = body instanceof Error ? body : { body, query, params: found.params };
       const json = this.#run(found.route, input, reqId, path);
       const head = commonHeaders(reqId);
-      head.push(
-        'Content-Type',
-        'application/json; charset=utf-8',
-        'Content-Length',
-        String(Buffer.byteLength(json)),
-      );
+      const length = typeof json === 'string' ? Buffer.byteLength(json) : json.length;
+      head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(length));
       res.writeHead(200, head);
       res.end(json);
       if (this.#log.isLevelEnabled('debug')) {
@@ -186,11 +183,12 @@ export class LeanLane {
   }
 
   /** Runs the handler and serialises its answer or its refusal, exactly as the Koa funnel would. */
-  #run(route: LeanRoute, input: LeanInput | Error, reqId: string, path: string): string {
+  #run(route: LeanRoute, input: LeanInput | Error, reqId: string, path: string): string | Buffer {
     try {
       if (input instanceof Error) throw input;
       const answer = route.handler(input);
       if ('json' in answer) return answer.json;
+      if ('bytes' in answer) return answer.bytes;
       return JSON.stringify(envelopeOf(answer));
     } catch (error) {
       return JSON.stringify(errorEnvelope(error, this.#log, reqId, path));
@@ -221,10 +219,10 @@ function envelopeOf(answer: { message: string; result?: Record<string, unknown> 
 }
 
 function answerKoa(ctx: Context, answer: LeanReply): void {
-  if ('json' in answer) {
+  if ('json' in answer || 'bytes' in answer) {
     ctx.status = 200;
     ctx.type = 'application/json';
-    ctx.body = answer.json;
+    ctx.body = 'json' in answer ? answer.json : answer.bytes;
     return;
   }
   reply(ctx, answer.message, answer.result);

@@ -37,6 +37,8 @@ function text(params: Record<string, string>, name: string): string {
 /** Search, tags, popularity and asset tokens (issue 8). */
 export function discoveryRoutes(router: Router, core: HostCore, lane: LeanLane): void {
   const { search, popularity, assetTokens, accounts } = core;
+  /** Popularity answers as bytes, by page, with the ranking text they were made from. */
+  const envelopes = new Map<string, { text: string; bytes: Buffer }>();
 
   // Read far more than anything else: served by the lean lane too (server/http/lean.ts).
   lane.route(router, 'get', '/search/user/:username/:itemsPerPage/:page', ({ params }) => {
@@ -69,10 +71,21 @@ export function discoveryRoutes(router: Router, core: HostCore, lane: LeanLane):
         });
       }
       const { itemsPerPage, page } = paging(params);
-      // The envelope around a page serialised once per ranking: popularity is read far more than it changes.
-      return {
-        json: `{"success":true,"message":"Got popularity","result":{"Popularity":${popularity.topJson(kind, Number(type), itemsPerPage, page)}}}`,
-      };
+      // The page's JSON is made once per ranking (popularity is read far more than it changes); so are the
+      // envelope's bytes around it, kept while the service hands back the same text.
+      const text = popularity.topJson(kind, Number(type), itemsPerPage, page);
+      const key = `${kind}:${type}:${itemsPerPage}:${page}`;
+      let cached = envelopes.get(key);
+      if (cached?.text !== text) {
+        const bytes = Buffer.from(
+          `{"success":true,"message":"Got popularity","result":{"Popularity":${text}}}`,
+          'utf8',
+        );
+        if (!cached && envelopes.size >= 2000) envelopes.clear();
+        cached = { text, bytes };
+        envelopes.set(key, cached);
+      }
+      return { bytes: cached.bytes };
     });
   }
 

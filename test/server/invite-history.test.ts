@@ -65,22 +65,28 @@ describe('invite request history', () => {
       .map((line) => (line.request as { requestId: string }).requestId)
       .sort();
 
+  /** `from` asks `to` for an invite `count` times over the socket (with `to` online); the request ids. */
+  async function requestInvites(h: TestHost, from: Account, to: Account, count: number): Promise<string[]> {
+    const target = await TestSocket.verified(h.server.url, to.id, to.token);
+    const sender = await TestSocket.verified(h.server.url, from.id, from.token);
+    sockets.push(target, sender);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      sender.sendJson({
+        userId: from.id,
+        tokenContent: from.token,
+        message: 'RequestInvite',
+        args: { targetUserId: to.id },
+      });
+      ids.push((await sender.next('sentinviterequest')).requestId as string);
+    }
+    return ids;
+  }
+
   it('keeps the newest requests up to the limit, and compacts the log so old ones leave the disk', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);
-    const target = await TestSocket.verified(host.server.url, bob.id, bob.token);
-    const sender = await TestSocket.verified(host.server.url, alice.id, alice.token);
-    sockets.push(target, sender);
-    const sent: string[] = [];
-    for (let i = 0; i < 1100; i++) {
-      sender.sendJson({
-        userId: alice.id,
-        tokenContent: alice.token,
-        message: 'RequestInvite',
-        args: { targetUserId: bob.id },
-      });
-      sent.push((await sender.next('sentinviterequest')).requestId as string);
-    }
+    const sent = await requestInvites(host, alice, bob, 1100);
     const newestFirst = sent.slice(-25).reverse();
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
     await host.close();
@@ -93,22 +99,10 @@ describe('invite request history', () => {
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
   });
 
-  it("writes a changed state to disk (pages reuse each request's JSON until it changes)", async () => {
+  it('writes a changed state to the log and reads it back after a restart', async () => {
     host = await startHost(settings, { dir });
     const [alice, bob] = await friends(host);
-    const target = await TestSocket.verified(host.server.url, bob.id, bob.token);
-    const sender = await TestSocket.verified(host.server.url, alice.id, alice.token);
-    sockets.push(target, sender);
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      sender.sendJson({
-        userId: alice.id,
-        tokenContent: alice.token,
-        message: 'RequestInvite',
-        args: { targetUserId: bob.id },
-      });
-      ids.push((await sender.next('sentinviterequest')).requestId as string);
-    }
+    const ids = await requestInvites(host, alice, bob, 3);
     expectOk(
       await host.post('updateInviteRequest', {
         userid: bob.id,

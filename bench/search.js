@@ -1018,7 +1018,7 @@ function printTable(r) {
   lines.push(
     `Hypernex Companion search bench: ${fmt.int(c.users)} users, ${fmt.int(c.avatars)} avatars ` +
       `(${fmt.int(c.popular)} uploaded with builds), ${fmt.int(c.worlds)} worlds, ${c.clients} clients, ` +
-      `${c.seconds} s per phase, ${c.workers} load worker(s), every ${c.checkEvery}th answer checked in full`,
+      `${c.seconds} s per phase, ${c.workers} load worker(s), ${c.checkEvery === 1 ? 'every answer' : `every ${c.checkEvery}th answer`} checked in full`,
   );
   lines.push(`${r.env.cpuModel}, ${r.env.cpus} CPUs, Node ${r.env.node}, data folder in ${r.env.tmpdir}`);
   lines.push(

@@ -15,7 +15,7 @@
 // Needs the compiled server: npx tsc -p tsconfig.build.json. Linux only (reads /proc).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,6 +40,9 @@ import {
   stopServer,
   removeStateDir,
   terminateWorkers,
+  seededUser,
+  serveArgs,
+  spawnServer,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -622,13 +625,17 @@ async function reexecWithMoreFds(options) {
 /** Seeds the world owner, the active users and the idle users: one argon2 hash for all (as bench/accounts.js). */
 async function seed(dataDir, counts) {
   const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank, Status }, argon2] = await Promise.all([
-    dist('host.js'),
-    dist('services/accounts.js'),
-    dist('services/context.js'),
-    dist('protocol/enums.js'),
-    import('@node-rs/argon2'),
-  ]);
+  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
+    [
+      dist('host.js'),
+      dist('services/accounts.js'),
+      dist('services/context.js'),
+      dist('protocol/enums.js'),
+      import('@node-rs/argon2'),
+      dist('store/users.js'),
+    ],
+  );
+  const seedApi = { newUserRecord, hashToken };
   const started = performance.now();
   // fsync off while seeding (one `sync` at the end instead): only the bench's setup gets faster.
   const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });
@@ -653,49 +660,18 @@ async function seed(dataDir, counts) {
         const id = randomIds.id('user');
         const username = `bench${i}`;
         const token = randomIds.secret();
-        // The shape of newUser() in server/services/accounts.ts.
         changes.push(
-          host.users.insert({
-            Id: id,
-            Username: username,
-            HashedPassword: hashed,
-            Email: `${username}@bench.invalid`,
-            isEmailVerified: false,
-            AccountTokens: [
-              {
-                hash: hashToken(token).toString('hex'),
-                dateCreated: now,
-                dateExpire: now + host.config.tokenLifetimeSeconds,
-                app: 'bench',
-              },
-            ],
-            is2FAVerified: false,
-            TwoFA: null,
-            BlockedUsers: [],
-            Following: [],
-            Followers: [],
-            OutgoingFriendRequests: [],
-            FriendRequests: [],
-            Friends: [],
-            Badges: [],
-            Bio: {
-              isPrivateAccount: false,
-              Status: Status.Online,
-              StatusText: '',
-              Description: '',
-              PfpURL: '',
-              BannerURL: '',
-              DisplayName: '',
-            },
-            Rank: Rank.Registered,
-            AccountCreationDate: now,
-            BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-            BanCount: 0,
-            WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-            WarnCount: 0,
-            Avatars: [],
-            Worlds: [],
-          }),
+          host.users.insert(
+            seededUser(seedApi, {
+              id,
+              username,
+              hashed,
+              token,
+              now,
+              lifetimeSeconds: host.config.tokenLifetimeSeconds,
+              rank: Rank.Registered,
+            }),
+          ),
         );
         const user = { id, token };
         if (plan[i] === 'owner') out.owner = user;
@@ -762,86 +738,13 @@ async function cpuWindow(pid) {
 }
 
 async function startServer(ctx) {
-  const nodeArgs = [];
-  if (ctx.options.cpuProfDir) {
-    await mkdir(ctx.options.cpuProfDir, { recursive: true });
-    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', ctx.options.cpuProfDir);
-  }
-  nodeArgs.push(
-    CLI,
-    'serve',
-    '--data-dir',
-    ctx.dataDir,
-    '--config',
-    ctx.configPath,
-    '--game-server-token',
-    GAME_SERVER_TOKEN,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--no-ui',
-    '--log-level',
-    'error',
-  );
-  const started = performance.now();
+  const extra = ['--config', ctx.configPath, '--game-server-token', GAME_SERVER_TOKEN];
+  const nodeArgs = await serveArgs(CLI, ctx.dataDir, { cpuProfDir: ctx.options.cpuProfDir, extra });
   // Through a shell that raises the open-file limit; exec keeps the child's pid node's.
-  const child = spawn(
-    'bash',
-    ['-c', raiseFdScript(Math.max(65_536, fdsNeeded(ctx.options))), 'bash', process.execPath, ...nodeArgs],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const server = {
-    child,
-    pid: child.pid,
-    stderr: '',
-    exited: null,
-    url: null,
-    startupMs: NaN,
-    stopping: false,
-  };
-  server.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
-  state.server = server;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (server.stderr.length < 20_000) server.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  // Once it is up, the server must stay up until stopServer: a crash under load ends the run with its stderr.
-  server.exited.then(({ code, signal }) => {
-    if (server.url && !server.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`the server died under load (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    }
-  });
-  await new Promise((resolveListening, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError('the server did not print "listening on" within 60 s')),
-      60_000,
-    );
-    const onData = (text) => {
-      out += text;
-      const match = /listening on (http:\/\/\S+)\r?\n/.exec(out); // a whole line: the port may come in pieces
-      if (!match) return;
-      server.startupMs = performance.now() - started;
-      server.url = new URL(match[1]);
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume(); // keep draining what it prints afterwards
-      resolveListening();
-    };
-    child.stdout.on('data', onData);
-    server.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`the server exited during startup (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    });
+  const script = raiseFdScript(Math.max(65_536, fdsNeeded(ctx.options)));
+  const server = await spawnServer(state, {
+    command: 'bash',
+    args: ['-c', script, 'bash', process.execPath, ...nodeArgs],
   });
   server.wsUrl = `ws://${server.url.host}/`;
   server.fdLimit = fdLimits(server.pid).soft;

@@ -1,11 +1,12 @@
 /**
  * Helpers shared by the benchmark scripts in this folder (statistics, /proc readers, CPU sampling, worker
- * messaging, descriptor limits). Each was copied, identical, between several scripts before it moved here.
+ * messaging, descriptor limits, starting the server, seeded users). Each was copied between several scripts
+ * before it moved here.
  */
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -193,6 +194,110 @@ export async function stopServer(state, server) {
   }
   state.server = null;
   return server.exited;
+}
+
+/**
+ * Node arguments that run the CLI's `serve` on 127.0.0.1 and a free port, logging errors only, without the UI
+ * unless asked, under --cpu-prof when `cpuProfDir` is given. `extra` goes after the data folder.
+ */
+export async function serveArgs(cli, dataDir, { cpuProfDir = null, ui = false, extra = [] } = {}) {
+  const args = [];
+  if (cpuProfDir) {
+    await mkdir(cpuProfDir, { recursive: true });
+    args.push('--cpu-prof', '--cpu-prof-dir', cpuProfDir);
+  }
+  args.push(cli, 'serve', '--data-dir', dataDir, ...extra, '--host', '127.0.0.1', '--port', '0');
+  if (!ui) args.push('--no-ui');
+  args.push('--log-level', 'error');
+  return args;
+}
+
+/**
+ * Spawns the server and resolves once it printed "listening on" (with `untilDataFolder`, its whole startup
+ * output, which ends with "data folder:"): { child, pid, stderr, exited, url, startupMs, stopping }. It is
+ * state.server from the start, for cleanup; once up, its death before stopServer ends the run (benchFatal).
+ */
+export async function spawnServer(
+  state,
+  { command = process.execPath, args, env, timeoutMs = 60_000, untilDataFolder = false },
+) {
+  const started = performance.now();
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const server = {
+    child,
+    pid: child.pid,
+    stderr: '',
+    exited: null,
+    url: null,
+    startupMs: NaN,
+    stopping: false,
+  };
+  server.exited = new Promise((resolveExit) =>
+    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+  );
+  state.server = server;
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text) => {
+    if (server.stderr.length < 20_000) server.stderr += text;
+  });
+  child.stdout.setEncoding('utf8');
+  server.exited.then(({ code, signal }) => {
+    if (server.url && !server.stopping && !state.stopping) {
+      process.emit(
+        'benchFatal',
+        new BenchError(`the server died during the run (code ${code}, signal ${signal}): ${server.stderr}`),
+      );
+    }
+  });
+  await new Promise((resolveListening, reject) => {
+    let out = '';
+    const timer = setTimeout(
+      () => reject(new BenchError(`the server did not finish starting within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
+    const onData = (text) => {
+      out += text;
+      const match = /listening on (http:\/\/\S+)\r?\n/.exec(out); // a whole line: the port may come in pieces
+      if (!match || (untilDataFolder && !/^data folder: .*\r?\n/m.test(out))) return;
+      server.startupMs = performance.now() - started;
+      server.url = new URL(match[1]);
+      clearTimeout(timer);
+      child.stdout.off('data', onData);
+      child.stdout.resume(); // keep draining what it prints afterwards
+      resolveListening();
+    };
+    child.stdout.on('data', onData);
+    server.exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(
+        new BenchError(`the server exited during startup (code ${code}, signal ${signal}): ${server.stderr}`),
+      );
+    });
+  });
+  return server;
+}
+
+/**
+ * A seeded user as the server stores a new account, signed in with `token` (app "bench"). `api` holds
+ * `newUserRecord` (dist/server/store/users.js) and `hashToken` (dist/server/services/accounts.js).
+ */
+export function seededUser(api, { id, username, hashed, token, now, lifetimeSeconds, rank, friends = [] }) {
+  const user = api.newUserRecord({
+    id,
+    username,
+    email: `${username.toLowerCase()}@bench.invalid`,
+    hashed,
+    rank,
+    now,
+    token: {
+      hash: api.hashToken(token).toString('hex'),
+      dateCreated: now,
+      dateExpire: now + lifetimeSeconds,
+      app: 'bench',
+    },
+  });
+  user.Friends = friends;
+  return user;
 }
 
 /** A minimal HTTP/1.1 client over one socket: one request at a time, Content-Length bodies only. */

@@ -9,10 +9,10 @@
 //   node bench/moderation.js [--seconds 10] [--logs 0,100000,300000] [--json] [--help for more]
 //
 // Needs the compiled server: npx tsc -p tsconfig.build.json
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, open, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -36,6 +36,9 @@ import {
   RawConnection,
   stopServer,
   removeStateDir,
+  seededUser,
+  serveArgs,
+  spawnServer,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -273,13 +276,14 @@ function parseOptions() {
 /** Seeds `count` users, the first `moderators` of them with rank Moderator, the rest Registered. */
 async function seedUsers(dataDir, count, moderators) {
   const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Status }, argon2] = await Promise.all([
+  const [{ openHost }, { hashToken }, { randomIds }, argon2, { newUserRecord }] = await Promise.all([
     dist('host.js'),
     dist('services/accounts.js'),
     dist('services/context.js'),
-    dist('protocol/enums.js'),
     import('@node-rs/argon2'),
+    dist('store/users.js'),
   ]);
+  const seedApi = { newUserRecord, hashToken };
   // fsync off while seeding (one `sync` at the end instead): only the bench's setup gets faster, the server
   // under test runs with its default (fsync on).
   const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });
@@ -301,48 +305,15 @@ async function seedUsers(dataDir, count, moderators) {
         const username = moderator ? `benchmod${i}` : `bench${i}`;
         const token = randomIds.secret();
         const rank = moderator ? RANK_MODERATOR : RANK_REGISTERED;
-        // The shape of newUser() in server/services/accounts.ts.
-        const user = {
-          Id: id,
-          Username: username,
-          HashedPassword: hashed,
-          Email: `${username}@bench.invalid`,
-          isEmailVerified: false,
-          AccountTokens: [
-            {
-              hash: hashToken(token).toString('hex'),
-              dateCreated: now,
-              dateExpire: now + host.config.tokenLifetimeSeconds,
-              app: 'bench',
-            },
-          ],
-          is2FAVerified: false,
-          TwoFA: null,
-          BlockedUsers: [],
-          Following: [],
-          Followers: [],
-          OutgoingFriendRequests: [],
-          FriendRequests: [],
-          Friends: [],
-          Badges: [],
-          Bio: {
-            isPrivateAccount: false,
-            Status: Status.Online,
-            StatusText: '',
-            Description: '',
-            PfpURL: '',
-            BannerURL: '',
-            DisplayName: '',
-          },
-          Rank: rank,
-          AccountCreationDate: now,
-          BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-          BanCount: 0,
-          WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-          WarnCount: 0,
-          Avatars: [],
-          Worlds: [],
-        };
+        const user = seededUser(seedApi, {
+          id,
+          username,
+          hashed,
+          token,
+          now,
+          lifetimeSeconds: host.config.tokenLifetimeSeconds,
+          rank: rank,
+        });
         changes.push(host.users.insert(user));
         users.push({ id, username, token, rank });
       }
@@ -540,75 +511,12 @@ async function readProcIo(pid) {
 }
 
 async function startServer(dataDir, { cpuProfDir, serverConfig, threadpool }) {
-  const nodeArgs = [];
-  if (cpuProfDir) {
-    await mkdir(cpuProfDir, { recursive: true });
-    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', cpuProfDir);
-  }
-  const args = [
-    ...nodeArgs,
-    CLI,
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--no-ui',
-    '--log-level',
-    'error',
-    ...(serverConfig ? ['--config', serverConfig] : []),
-  ];
+  const extra = serverConfig ? ['--config', serverConfig] : [];
   const env = { ...process.env };
   if (threadpool) env.UV_THREADPOOL_SIZE = String(threadpool);
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  const server = { child, stderr: '', exited: null, url: null, startupMs: NaN };
-  server.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
-  state.server = server;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (server.stderr.length < 20_000) server.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  // Once it is up, the server must stay up until stopServer: a crash under load ends the run with its stderr.
-  server.exited.then(({ code, signal }) => {
-    if (server.url && !server.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`the server died under load (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    }
-  });
-  await new Promise((resolveListening, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError('the server did not print "listening on" within 120 s')),
-      120_000,
-    );
-    const onData = (text) => {
-      out += text;
-      const match = /listening on (http:\/\/\S+)\r?\n/.exec(out); // a whole line: the port may come in pieces
-      if (!match) return;
-      server.startupMs = performance.now() - started;
-      server.url = new URL(match[1]);
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume(); // keep draining what it prints afterwards
-      resolveListening();
-    };
-    child.stdout.on('data', onData);
-    server.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`the server exited during startup (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    });
-  });
-  return server;
+  // A 300k-entry log takes a while to index.
+  const args = await serveArgs(CLI, dataDir, { cpuProfDir, extra });
+  return spawnServer(state, { args, env, timeoutMs: 120_000 });
 }
 
 function startWorkers(options, server, moderators, targets) {

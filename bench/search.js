@@ -11,10 +11,10 @@
 //   node bench/search.js [--seconds 10] [--json] [--phases search,popularity] [--help for more]
 //
 // Needs the compiled server: npx tsc -p tsconfig.build.json
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -36,6 +36,9 @@ import {
   prng,
   stopServer,
   removeStateDir,
+  seededUser,
+  serveArgs,
+  spawnServer,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -587,13 +590,17 @@ function parseOptions() {
  */
 async function seed(dataDir, options) {
   const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank, Status }, argon2] = await Promise.all([
-    dist('host.js'),
-    dist('services/accounts.js'),
-    dist('services/context.js'),
-    dist('protocol/enums.js'),
-    import('@node-rs/argon2'),
-  ]);
+  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
+    [
+      dist('host.js'),
+      dist('services/accounts.js'),
+      dist('services/context.js'),
+      dist('protocol/enums.js'),
+      import('@node-rs/argon2'),
+      dist('store/users.js'),
+    ],
+  );
+  const seedApi = { newUserRecord, hashToken };
   const started = performance.now();
   const random = prng(8);
   const { pseudo, words } = vocabulary(random);
@@ -616,48 +623,17 @@ async function seed(dataDir, options) {
     for (let i = 0; i < options.users; i++) {
       const username = namer.username();
       const token = randomIds.secret();
-      // The shape of newUser() in server/services/accounts.ts.
-      records.push({
-        Id: randomIds.id('user'),
-        Username: username,
-        HashedPassword: hashed,
-        Email: `${username.toLowerCase()}@bench.invalid`,
-        isEmailVerified: false,
-        AccountTokens: [
-          {
-            hash: hashToken(token).toString('hex'),
-            dateCreated: now,
-            dateExpire: now + host.config.tokenLifetimeSeconds,
-            app: 'bench',
-          },
-        ],
-        is2FAVerified: false,
-        TwoFA: null,
-        BlockedUsers: [],
-        Following: [],
-        Followers: [],
-        OutgoingFriendRequests: [],
-        FriendRequests: [],
-        Friends: [],
-        Badges: [],
-        Bio: {
-          isPrivateAccount: false,
-          Status: Status.Online,
-          StatusText: '',
-          Description: '',
-          PfpURL: '',
-          BannerURL: '',
-          DisplayName: '',
-        },
-        Rank: Rank.Registered,
-        AccountCreationDate: now,
-        BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-        BanCount: 0,
-        WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-        WarnCount: 0,
-        Avatars: [],
-        Worlds: [],
-      });
+      records.push(
+        seededUser(seedApi, {
+          id: randomIds.id('user'),
+          username,
+          hashed,
+          token,
+          now,
+          lifetimeSeconds: host.config.tokenLifetimeSeconds,
+          rank: Rank.Registered,
+        }),
+      );
       users.push({ id: records[i].Id, username, token });
     }
     const assetRecords = [];
@@ -776,58 +752,8 @@ async function countedUses(url) {
 }
 
 async function startServer(dataDir, cpuProfDir) {
-  const nodeArgs = [];
-  if (cpuProfDir) {
-    await mkdir(cpuProfDir, { recursive: true });
-    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', cpuProfDir);
-  }
-  const args = [...nodeArgs, CLI, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0'];
-  args.push('--no-ui', '--log-level', 'error');
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const server = { child, stderr: '', exited: null, url: null, startupMs: NaN };
-  server.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
-  state.server = server;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (server.stderr.length < 20_000) server.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  // Once it is up, the server must stay up until stopServer: a crash under load ends the run with its stderr.
-  server.exited.then(({ code, signal }) => {
-    if (server.url && !server.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`the server died (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    }
-  });
-  await new Promise((resolveListening, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new BenchError('the server did not start within 60 s')), 60_000);
-    const onData = (text) => {
-      out += text;
-      const listening = /listening on (http:\/\/\S+)\r?\n/.exec(out);
-      // Startup output ends with the "data folder:" line.
-      if (!listening || !/data folder: .*\r?\n/.test(out)) return;
-      server.startupMs = performance.now() - started;
-      server.url = new URL(listening[1]);
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume();
-      resolveListening();
-    };
-    child.stdout.on('data', onData);
-    server.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`the server exited during startup (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    });
-  });
-  return server;
+  const args = await serveArgs(CLI, dataDir, { cpuProfDir });
+  return spawnServer(state, { args, untilDataFolder: true });
 }
 
 async function startWorkers(options, server, data) {

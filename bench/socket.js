@@ -35,6 +35,7 @@ import {
   mergeSorted,
   removeStateDir,
   terminateWorkers,
+  seededUser,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -605,51 +606,6 @@ async function reexecWithMoreFds(options) {
   return code ?? (signal === 'SIGINT' ? 130 : 1);
 }
 
-function newUserRecord(host, enums, hashToken, id, username, token, hashed, now, friends) {
-  // The shape of newUser() in server/services/accounts.ts.
-  return {
-    Id: id,
-    Username: username,
-    HashedPassword: hashed,
-    Email: `${username}@bench.invalid`,
-    isEmailVerified: false,
-    AccountTokens: [
-      {
-        hash: hashToken(token).toString('hex'),
-        dateCreated: now,
-        dateExpire: now + host.config.tokenLifetimeSeconds,
-        app: 'bench',
-      },
-    ],
-    is2FAVerified: false,
-    TwoFA: null,
-    BlockedUsers: [],
-    Following: [],
-    Followers: [],
-    OutgoingFriendRequests: [],
-    FriendRequests: [],
-    Friends: friends,
-    Badges: [],
-    Bio: {
-      isPrivateAccount: false,
-      Status: enums.Status.Online,
-      StatusText: '',
-      Description: '',
-      PfpURL: '',
-      BannerURL: '',
-      DisplayName: '',
-    },
-    Rank: enums.Rank.Registered,
-    AccountCreationDate: now,
-    BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-    BanCount: 0,
-    WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-    WarnCount: 0,
-    Avatars: [],
-    Worlds: [],
-  };
-}
-
 /**
  * Seeds `friendCount` users who all have each other in Friends, and `idleCount` users without friends (the idle
  * phase's; their arrivals then tell nobody). As bench/accounts.js: one argon2id hash shared by all, tokens stored
@@ -657,13 +613,15 @@ function newUserRecord(host, enums, hashToken, id, username, token, hashed, now,
  */
 async function seed(dataDir, friendCount, idleCount) {
   const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, enums, argon2] = await Promise.all([
+  const [{ openHost }, { hashToken }, { randomIds }, enums, argon2, { newUserRecord }] = await Promise.all([
     dist('host.js'),
     dist('services/accounts.js'),
     dist('services/context.js'),
     dist('protocol/enums.js'),
     import('@node-rs/argon2'),
+    dist('store/users.js'),
   ]);
+  const seedApi = { newUserRecord, hashToken };
   const started = performance.now();
   const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });
   const friends = [];
@@ -689,7 +647,16 @@ async function seed(dataDir, friendCount, idleCount) {
         const friendList = isFriend ? friendIds.filter((other) => other !== id) : [];
         changes.push(
           host.users.insert(
-            newUserRecord(host, enums, hashToken, id, username, token, hashed, now, friendList),
+            seededUser(seedApi, {
+              id,
+              username,
+              hashed,
+              token,
+              now,
+              lifetimeSeconds: host.config.tokenLifetimeSeconds,
+              rank: enums.Rank.Registered,
+              friends: friendList,
+            }),
           ),
         );
         (isFriend ? friends : idle).push({ id, token });

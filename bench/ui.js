@@ -14,7 +14,7 @@
 //   node bench/ui.js [--loads 10] [--invites 20] [--json] [--phases load,size,invite] [--help for more]
 //
 // Needs the built server and UI (npm run build) and Chromium at /usr/bin/chromium. Linux only (reads /proc).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -35,6 +35,9 @@ import {
   quantile,
   stopServer,
   removeStateDir,
+  seededUser,
+  serveArgs,
+  spawnServer,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -293,13 +296,17 @@ async function measureSize() {
 
 async function seed(dataDir, overrides) {
   const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank, Status }, argon2] = await Promise.all([
-    dist('host.js'),
-    dist('services/accounts.js'),
-    dist('services/context.js'),
-    dist('protocol/enums.js'),
-    import('@node-rs/argon2'),
-  ]);
+  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
+    [
+      dist('host.js'),
+      dist('services/accounts.js'),
+      dist('services/context.js'),
+      dist('protocol/enums.js'),
+      import('@node-rs/argon2'),
+      dist('store/users.js'),
+    ],
+  );
+  const seedApi = { newUserRecord, hashToken };
   const started = performance.now();
   const host = await openHost({ ...overrides, dataDir, logLevel: 'silent', fsync: false });
   const users = {};
@@ -318,49 +325,19 @@ async function seed(dataDir, overrides) {
     const friendsOf = { a: [users.b.id], b: [users.a.id], c: [] };
     const changes = [];
     for (const [key, { id, username, token }] of Object.entries(users)) {
-      // The shape of newUser() in server/services/accounts.ts.
       changes.push(
-        host.users.insert({
-          Id: id,
-          Username: username,
-          HashedPassword: hashed,
-          Email: `${username.toLowerCase()}@bench.invalid`,
-          isEmailVerified: false,
-          AccountTokens: [
-            {
-              hash: hashToken(token).toString('hex'),
-              dateCreated: now,
-              dateExpire: now + host.config.tokenLifetimeSeconds,
-              app: 'bench',
-            },
-          ],
-          is2FAVerified: false,
-          TwoFA: null,
-          BlockedUsers: [],
-          Following: [],
-          Followers: [],
-          OutgoingFriendRequests: [],
-          FriendRequests: [],
-          Friends: friendsOf[key],
-          Badges: [],
-          Bio: {
-            isPrivateAccount: false,
-            Status: Status.Online,
-            StatusText: '',
-            Description: '',
-            PfpURL: '',
-            BannerURL: '',
-            DisplayName: '',
-          },
-          Rank: Rank.Registered,
-          AccountCreationDate: now,
-          BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-          BanCount: 0,
-          WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-          WarnCount: 0,
-          Avatars: [],
-          Worlds: [],
-        }),
+        host.users.insert(
+          seededUser(seedApi, {
+            id,
+            username,
+            hashed,
+            token,
+            now,
+            lifetimeSeconds: host.config.tokenLifetimeSeconds,
+            rank: Rank.Registered,
+            friends: friendsOf[key],
+          }),
+        ),
       );
     }
     await host.store.commit(changes);
@@ -374,66 +351,8 @@ async function seed(dataDir, overrides) {
 }
 
 async function startServer(dataDir, configPath) {
-  const args = [
-    CLI,
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--log-level',
-    'error',
-    '--config',
-    configPath,
-  ];
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const server = { child, stderr: '', exited: null, url: null, startupMs: NaN, stopping: false };
-  server.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
-  state.server = server;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (server.stderr.length < 20_000) server.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  server.exited.then(({ code, signal }) => {
-    if (server.url && !server.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`the server died during the run (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    }
-  });
-  await new Promise((resolveReady, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError('the server did not finish its startup output within 60 s')),
-      60_000,
-    );
-    const onData = (text) => {
-      out += text;
-      const match = /listening on (http:\/\/\S+)\r?\n/.exec(out);
-      // "data folder: ..." ends the startup output (one write with "listening on").
-      if (!match || !/^data folder: .*\r?\n/m.test(out)) return;
-      server.startupMs = performance.now() - started;
-      server.url = new URL(match[1]);
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume();
-      resolveReady();
-    };
-    child.stdout.on('data', onData);
-    server.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`the server exited during startup (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    });
-  });
+  const args = await serveArgs(CLI, dataDir, { ui: true, extra: ['--config', configPath] });
+  const server = await spawnServer(state, { args, untilDataFolder: true });
   if (server.url.hostname !== '127.0.0.1') throw new BenchError(`the server bound ${server.url.host}`);
   return server;
 }

@@ -22,7 +22,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BenchError, RM_OPTIONS, progress, CLK_TCK, processCpu } from './lib.js';
+import { BenchError, RM_OPTIONS, progress, CLK_TCK, processCpu, seededUser } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -209,13 +209,17 @@ function parseOptions() {
 /** Seeds `count` users able to upload (rank Registered), each with one login token. */
 async function seedUsers(dataDir, count) {
   const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank, Status }, argon2] = await Promise.all([
-    dist('host.js'),
-    dist('services/accounts.js'),
-    dist('services/context.js'),
-    dist('protocol/enums.js'),
-    import('@node-rs/argon2'),
-  ]);
+  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
+    [
+      dist('host.js'),
+      dist('services/accounts.js'),
+      dist('services/context.js'),
+      dist('protocol/enums.js'),
+      import('@node-rs/argon2'),
+      dist('store/users.js'),
+    ],
+  );
+  const seedApi = { newUserRecord, hashToken };
   const host = await openHost({ dataDir, logLevel: 'silent' });
   const users = [];
   try {
@@ -232,49 +236,18 @@ async function seedUsers(dataDir, count) {
       const id = randomIds.id('user');
       const username = `uploader${i}`;
       const token = randomIds.secret();
-      // The shape of newUser() in server/services/accounts.ts.
       changes.push(
-        host.users.insert({
-          Id: id,
-          Username: username,
-          HashedPassword: hashed,
-          Email: `${username}@bench.invalid`,
-          isEmailVerified: false,
-          AccountTokens: [
-            {
-              hash: hashToken(token).toString('hex'),
-              dateCreated: now,
-              dateExpire: now + host.config.tokenLifetimeSeconds,
-              app: 'bench',
-            },
-          ],
-          is2FAVerified: false,
-          TwoFA: null,
-          BlockedUsers: [],
-          Following: [],
-          Followers: [],
-          OutgoingFriendRequests: [],
-          FriendRequests: [],
-          Friends: [],
-          Badges: [],
-          Bio: {
-            isPrivateAccount: false,
-            Status: Status.Online,
-            StatusText: '',
-            Description: '',
-            PfpURL: '',
-            BannerURL: '',
-            DisplayName: '',
-          },
-          Rank: Rank.Registered,
-          AccountCreationDate: now,
-          BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-          BanCount: 0,
-          WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-          WarnCount: 0,
-          Avatars: [],
-          Worlds: [],
-        }),
+        host.users.insert(
+          seededUser(seedApi, {
+            id,
+            username,
+            hashed,
+            token,
+            now,
+            lifetimeSeconds: host.config.tokenLifetimeSeconds,
+            rank: Rank.Registered,
+          }),
+        ),
       );
       users.push({ id, username, token });
     }

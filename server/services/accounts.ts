@@ -12,7 +12,7 @@ import {
 } from '../protocol/schemas.js';
 import type { PrivateUserDto, PublicUserDto, TokenDto } from '../protocol/types.js';
 import { AppError } from '../errors.js';
-import type { StoredToken, StoredUser } from '../store/users.js';
+import { newUserRecord, type StoredToken, type StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from './urls.js';
 import { createLoginThrottle } from './login-throttle.js';
@@ -137,43 +137,6 @@ export function createAccountsService(
     return user;
   }
 
-  function newUser(input: CreateUserRequest, hashed: string, rank: Rank, token: StoredToken): StoredUser {
-    return {
-      Id: ids.id('user'),
-      Username: input.username,
-      HashedPassword: hashed,
-      Email: input.email,
-      isEmailVerified: false,
-      AccountTokens: [token],
-      is2FAVerified: false,
-      TwoFA: null,
-      BlockedUsers: [],
-      Following: [],
-      Followers: [],
-      OutgoingFriendRequests: [],
-      FriendRequests: [],
-      Friends: [],
-      Badges: [],
-      Bio: {
-        isPrivateAccount: false,
-        Status: Status.Online,
-        StatusText: '',
-        Description: '',
-        PfpURL: '',
-        BannerURL: '',
-        DisplayName: '',
-      },
-      Rank: rank,
-      AccountCreationDate: unixSeconds(clock),
-      BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-      BanCount: 0,
-      WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-      WarnCount: 0,
-      Avatars: [],
-      Worlds: [],
-    };
-  }
-
   function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean): void {
     const fields: Record<string, string> = {};
     const usernameIssue = usernameProblem(input.username);
@@ -254,7 +217,15 @@ export function createAccountsService(
       // Hashing awaited: check again, another request may have taken the name meanwhile.
       checkNewAccount(input, options.skipInviteCode ?? false);
       const token = newToken('account-create');
-      const user = newUser(input, hashed, options.rank ?? Rank.Registered, token.stored);
+      const user = newUserRecord({
+        id: ids.id('user'),
+        username: input.username,
+        email: input.email,
+        hashed,
+        rank: options.rank ?? Rank.Registered,
+        token: token.stored,
+        now: unixSeconds(clock),
+      });
       const codeUse =
         !options.skipInviteCode && deps.requireInviteCode()
           ? deps.inviteCodes.claim(input.inviteCode ?? '', user.Id)

@@ -1,5 +1,5 @@
 import type { BanStatusDto, BioDto, WarnStatusDto } from '../protocol/types.js';
-import type { Rank } from '../protocol/enums.js';
+import { Status, type Rank } from '../protocol/enums.js';
 import type { Change, Collection, Store } from './store.js';
 
 /** A token as stored: only its SHA-256, so a leaked data folder hands out no live session. */
@@ -8,6 +8,52 @@ export interface StoredToken {
   dateCreated: number;
   dateExpire: number;
   app: string;
+}
+
+/** A new account as stored: online, nothing linked yet. (Also how the bench scripts seed users.) */
+export function newUserRecord(fields: {
+  id: string;
+  username: string;
+  email: string;
+  hashed: string;
+  rank: Rank;
+  token: StoredToken;
+  now: number;
+}): StoredUser {
+  return {
+    Id: fields.id,
+    Username: fields.username,
+    HashedPassword: fields.hashed,
+    Email: fields.email,
+    isEmailVerified: false,
+    AccountTokens: [fields.token],
+    is2FAVerified: false,
+    TwoFA: null,
+    BlockedUsers: [],
+    Following: [],
+    Followers: [],
+    OutgoingFriendRequests: [],
+    FriendRequests: [],
+    Friends: [],
+    Badges: [],
+    Bio: {
+      isPrivateAccount: false,
+      Status: Status.Online,
+      StatusText: '',
+      Description: '',
+      PfpURL: '',
+      BannerURL: '',
+      DisplayName: '',
+    },
+    Rank: fields.rank,
+    AccountCreationDate: fields.now,
+    BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
+    BanCount: 0,
+    WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
+    WarnCount: 0,
+    Avatars: [],
+    Worlds: [],
+  };
 }
 
 export interface StoredUser {

@@ -14,7 +14,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -34,6 +34,7 @@ import {
   stopServer,
   removeStateDir,
   seededUser,
+  loadServerForSeeding,
   serveArgs,
   spawnServer,
 } from './lib.js';
@@ -338,18 +339,8 @@ function parseOptions() {
 }
 
 async function seed(dataDir, count) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
-    [
-      dist('host.js'),
-      dist('services/accounts.js'),
-      dist('services/context.js'),
-      dist('protocol/enums.js'),
-      import('@node-rs/argon2'),
-      dist('store/users.js'),
-    ],
-  );
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
+  const { Rank } = enums;
   const started = performance.now();
   // fsync off while seeding (one `sync` at the end instead): only the bench's setup gets faster, the server
   // under test runs with its default (fsync on).

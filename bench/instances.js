@@ -19,7 +19,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -41,6 +41,7 @@ import {
   removeStateDir,
   terminateWorkers,
   seededUser,
+  loadServerForSeeding,
   serveArgs,
   spawnServer,
 } from './lib.js';
@@ -624,18 +625,8 @@ async function reexecWithMoreFds(options) {
 
 /** Seeds the world owner, the active users and the idle users: one argon2 hash for all (as bench/accounts.js). */
 async function seed(dataDir, counts) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
-    [
-      dist('host.js'),
-      dist('services/accounts.js'),
-      dist('services/context.js'),
-      dist('protocol/enums.js'),
-      import('@node-rs/argon2'),
-      dist('store/users.js'),
-    ],
-  );
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
+  const { Rank } = enums;
   const started = performance.now();
   // fsync off while seeding (one `sync` at the end instead): only the bench's setup gets faster.
   const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });

@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 
 /** An expected failure of a bench run: its message is printed without a stack. */
 export class BenchError extends Error {}
@@ -275,6 +277,23 @@ export async function spawnServer(
     });
   });
   return server;
+}
+
+/**
+ * What the benches seed a data folder with, from the compiled server in `distDir` (dist/server): openHost, the
+ * token hash, ids, the protocol enums, argon2, and `seedApi` for seededUser.
+ */
+export async function loadServerForSeeding(distDir) {
+  const dist = (path) => import(pathToFileURL(join(distDir, path)).href);
+  const [{ openHost }, { hashToken }, { randomIds }, enums, argon2, { newUserRecord }] = await Promise.all([
+    dist('host.js'),
+    dist('services/accounts.js'),
+    dist('services/context.js'),
+    dist('protocol/enums.js'),
+    import('@node-rs/argon2'),
+    dist('store/users.js'),
+  ]);
+  return { openHost, hashToken, randomIds, enums, argon2, seedApi: { newUserRecord, hashToken } };
 }
 
 /**

@@ -16,7 +16,7 @@ import { mkdtemp, open, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -37,6 +37,7 @@ import {
   stopServer,
   removeStateDir,
   seededUser,
+  loadServerForSeeding,
   serveArgs,
   spawnServer,
 } from './lib.js';
@@ -275,15 +276,7 @@ function parseOptions() {
 
 /** Seeds `count` users, the first `moderators` of them with rank Moderator, the rest Registered. */
 async function seedUsers(dataDir, count, moderators) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, argon2, { newUserRecord }] = await Promise.all([
-    dist('host.js'),
-    dist('services/accounts.js'),
-    dist('services/context.js'),
-    import('@node-rs/argon2'),
-    dist('store/users.js'),
-  ]);
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, argon2, seedApi } = await loadServerForSeeding(DIST);
   // fsync off while seeding (one `sync` at the end instead): only the bench's setup gets faster, the server
   // under test runs with its default (fsync on).
   const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });

@@ -19,7 +19,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -37,6 +37,7 @@ import {
   stopServer,
   removeStateDir,
   seededUser,
+  loadServerForSeeding,
   serveArgs,
   spawnServer,
 } from './lib.js';
@@ -589,18 +590,8 @@ function parseOptions() {
  * random user listed in that user's Avatars/Worlds. Returns what the load generator needs to check answers.
  */
 async function seed(dataDir, options) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
-    [
-      dist('host.js'),
-      dist('services/accounts.js'),
-      dist('services/context.js'),
-      dist('protocol/enums.js'),
-      import('@node-rs/argon2'),
-      dist('store/users.js'),
-    ],
-  );
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
+  const { Rank } = enums;
   const started = performance.now();
   const random = prng(8);
   const { pseudo, words } = vocabulary(random);

@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, readdir, readFile, unlink, writeFile } from 'node:fs/pr
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -36,6 +36,7 @@ import {
   removeStateDir,
   terminateWorkers,
   seededUser,
+  loadServerForSeeding,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -612,16 +613,7 @@ async function reexecWithMoreFds(options) {
  * as their SHA-256, fsync off while seeding and one `sync` at the end.
  */
 async function seed(dataDir, friendCount, idleCount) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, enums, argon2, { newUserRecord }] = await Promise.all([
-    dist('host.js'),
-    dist('services/accounts.js'),
-    dist('services/context.js'),
-    dist('protocol/enums.js'),
-    import('@node-rs/argon2'),
-    dist('store/users.js'),
-  ]);
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
   const started = performance.now();
   const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });
   const friends = [];

@@ -21,7 +21,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
@@ -36,6 +36,7 @@ import {
   stopServer,
   removeStateDir,
   seededUser,
+  loadServerForSeeding,
   serveArgs,
   spawnServer,
 } from './lib.js';
@@ -295,18 +296,8 @@ async function measureSize() {
 // ---------------------------------------------------------------------------------------------------------------
 
 async function seed(dataDir, overrides) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
-    [
-      dist('host.js'),
-      dist('services/accounts.js'),
-      dist('services/context.js'),
-      dist('protocol/enums.js'),
-      import('@node-rs/argon2'),
-      dist('store/users.js'),
-    ],
-  );
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
+  const { Rank } = enums;
   const started = performance.now();
   const host = await openHost({ ...overrides, dataDir, logLevel: 'silent', fsync: false });
   const users = {};

@@ -20,9 +20,17 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BenchError, RM_OPTIONS, progress, CLK_TCK, processCpu, seededUser } from './lib.js';
+import {
+  BenchError,
+  RM_OPTIONS,
+  progress,
+  CLK_TCK,
+  processCpu,
+  seededUser,
+  loadServerForSeeding,
+} from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist', 'server');
@@ -208,18 +216,8 @@ function parseOptions() {
 
 /** Seeds `count` users able to upload (rank Registered), each with one login token. */
 async function seedUsers(dataDir, count) {
-  const dist = (path) => import(pathToFileURL(join(DIST, path)).href);
-  const [{ openHost }, { hashToken }, { randomIds }, { Rank }, argon2, { newUserRecord }] = await Promise.all(
-    [
-      dist('host.js'),
-      dist('services/accounts.js'),
-      dist('services/context.js'),
-      dist('protocol/enums.js'),
-      import('@node-rs/argon2'),
-      dist('store/users.js'),
-    ],
-  );
-  const seedApi = { newUserRecord, hashToken };
+  const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
+  const { Rank } = enums;
   const host = await openHost({ dataDir, logLevel: 'silent' });
   const users = [];
   try {

@@ -48,7 +48,7 @@ interface LeanRoute {
 export const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** The headers every API answer carries besides its type and length (CORS as the real server's cors()). */
-export function commonHeaders(reqId: string): string[] {
+function commonHeaders(reqId: string): string[] {
   return [
     'X-Request-Id',
     reqId,

@@ -523,6 +523,15 @@ export class Store {
     }
   }
 
+  /** A version found at start (log or journal): kept where newer than what is loaded, and due for a checkpoint. */
+  #replay(collection: string, id: string, seq: number, data: unknown): void {
+    if (seq > this.#seq) this.#seq = seq;
+    if (this.collection(collection).apply(id, seq, data)) {
+      const text = JSON.stringify({ seq, data });
+      this.#markDurable({ collection, id, seq, text, removed: data === null });
+    }
+  }
+
   #replayLog(lines: WalEntry[][]): void {
     for (const line of lines) {
       for (const entry of line) {
@@ -532,16 +541,7 @@ export class Store {
             new Error('a log line names no valid record'),
           );
         }
-        if (entry.r.seq > this.#seq) this.#seq = entry.r.seq;
-        if (this.collection(entry.c).apply(entry.i, entry.r.seq, entry.r.data)) {
-          this.#markDurable({
-            collection: entry.c,
-            id: entry.i,
-            seq: entry.r.seq,
-            text: JSON.stringify(entry.r),
-            removed: entry.r.data === null,
-          });
-        }
+        this.#replay(entry.c, entry.i, entry.r.seq, entry.r.data);
       }
     }
   }
@@ -567,13 +567,7 @@ export class Store {
       if (!Array.isArray(entries)) throw new CorruptDataFileError(path, new Error('not a journal'));
       for (const entry of entries) {
         if (!isSafeId(entry.id)) throw new CorruptDataFileError(path, new Error('unsafe id in journal'));
-        if (entry.seq > this.#seq) this.#seq = entry.seq;
-        const collection = this.collection(entry.collection);
-        if (collection.apply(entry.id, entry.seq, entry.data)) {
-          const text = JSON.stringify({ seq: entry.seq, data: entry.data });
-          const removed = entry.data === null;
-          this.#markDurable({ collection: entry.collection, id: entry.id, seq: entry.seq, text, removed });
-        }
+        this.#replay(entry.collection, entry.id, entry.seq, entry.data);
       }
       applied.push(path);
     }

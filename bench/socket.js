@@ -1049,17 +1049,34 @@ async function summarizeProfile(dir, pid, [fromUs, toUs]) {
     total += delta;
   }
   const byFunction = new Map();
+  const inclusive = new Map();
   const byArea = new Map();
   const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
-  for (const [id, us] of selfUs) {
+  const label = (id) => {
     const { functionName, url, lineNumber } = nodes.get(id).callFrame;
     const file = url.startsWith('file://') ? fileURLToPath(url).slice(ROOT.length) : url;
-    add(byFunction, `${functionName || '(anonymous)'}${file ? ` ${file}:${lineNumber + 1}` : ''}`, us);
+    return `${functionName || '(anonymous)'}${file ? ` ${file}:${lineNumber + 1}` : ''}`;
+  };
+  const parents = new Map();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parents.set(child, n.id);
+  for (const [id, us] of selfUs) {
+    const { functionName, url } = nodes.get(id).callFrame;
+    const file = url.startsWith('file://') ? fileURLToPath(url).slice(ROOT.length) : url;
+    add(byFunction, label(id), us);
+    // Total time: this sample counts once for every distinct function on its stack.
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parents.get(at)) {
+      const name = label(at);
+      if (name === '(root)' || seen.has(name)) continue;
+      seen.add(name);
+      add(inclusive, name, us);
+    }
     let area = 'node internals';
     if (functionName === '(idle)') area = 'idle';
     else if (functionName === '(garbage collector)') area = 'garbage collector';
     else if (!url) area = 'native (writev, fs, JSON, ...)';
     else if (file.startsWith('dist/server/')) area = `server: ${file.slice('dist/server/'.length)}`;
+    else if (file.startsWith('dist/bundle/')) area = 'server and its libraries (bundled)';
     else if (file.startsWith('node_modules/')) area = file.split('/').slice(0, 2).join('/');
     add(byArea, area, us);
   }
@@ -1073,6 +1090,7 @@ async function summarizeProfile(dir, pid, [fromUs, toUs]) {
     windowUs: [fromUs, toUs],
     sampledMs: total / 1000,
     functions: top(byFunction, 15),
+    totals: top(inclusive, 25),
     areas: top(byArea, 12),
   };
 }
@@ -1309,6 +1327,8 @@ function printTable(r) {
     for (const a of p.profile.areas) lines.push(`    ${a.percent.toFixed(1).padStart(5)}%  ${a.what}`);
     lines.push('  self time by function:');
     for (const f of p.profile.functions) lines.push(`    ${f.percent.toFixed(1).padStart(5)}%  ${f.what}`);
+    lines.push('  total time (self and callees) by function:');
+    for (const f of p.profile.totals) lines.push(`    ${f.percent.toFixed(1).padStart(5)}%  ${f.what}`);
   }
   lines.push('');
   process.stdout.write(lines.join('\n'));

@@ -58,39 +58,50 @@ export async function openInvitesService(
   },
 ) {
   const { users, store, clock, ids, config, presence, notifier } = deps;
-  /** Each user's received requests, oldest first, at most `inviteRequestHistory`. */
+  /** Each user's received requests, oldest first, at most `inviteRequestHistory`. No index by request id: a
+   * map of every live request (up to 200 per user) cost more per delivered request than all the checks before it,
+   * while lookups by id (a user updating one of their own requests) only ever search one inbox. */
   const inboxes = new Map<string, StoredInviteRequest[]>();
-  const byId = new Map<string, { to: string; request: StoredInviteRequest }>();
   let live = 0;
+  /** While the log is replayed at start: the ids seen, so a request recorded twice is filed once. */
+  let replayed: Set<string> | null = new Set();
 
   /** Files `request` for `to`, dropping the oldest past the history bound. */
   function file(to: string, request: StoredInviteRequest): void {
     let inbox = inboxes.get(to);
     if (!inbox) inboxes.set(to, (inbox = []));
     inbox.push(request);
-    byId.set(request.requestId, { to, request });
     live++;
-    const overflow = inbox.length - config.socket.inviteRequestHistory;
-    if (overflow > 0) {
-      for (const dropped of inbox.splice(0, overflow)) byId.delete(dropped.requestId);
-      live -= overflow;
+    while (inbox.length > config.socket.inviteRequestHistory) {
+      inbox.shift();
+      live--;
     }
+  }
+  /** `to`'s request `requestId`, searched newest first (updates are nearly always about recent requests). */
+  function find(to: string, requestId: string): StoredInviteRequest | undefined {
+    const inbox = inboxes.get(to);
+    if (!inbox) return undefined;
+    for (let i = inbox.length - 1; i >= 0; i--) if (inbox[i]!.requestId === requestId) return inbox[i];
+    return undefined;
   }
   function apply(event: InviteEvent): void {
     if (event.t === 'request') {
-      if (!byId.has(event.request.requestId)) file(event.to, event.request);
+      if (replayed?.has(event.request.requestId)) return;
+      replayed?.add(event.request.requestId);
+      file(event.to, event.request);
       return;
     }
-    const found = byId.get(event.requestId);
-    if (found && found.to === event.to) {
-      found.request.state = event.state;
-      found.request.updatedAt = event.at;
+    const found = find(event.to, event.requestId);
+    if (found) {
+      found.state = event.state;
+      found.updatedAt = event.at;
     }
   }
   const log = await AppendLog.open<InviteEvent, null>(join(config.dataDir, INVITE_LOG_FILE), () => null, {
     fsync: config.fsync,
     onEntry: apply,
   });
+  replayed = null;
 
   /** Appends `event` (serialised at once: later changes to its objects are not in this line); compacts the log
    * when most of it no longer matters. */
@@ -207,8 +218,7 @@ export async function openInvitesService(
     },
 
     async update(userId: string, requestId: string, state: SettableInviteState): Promise<InviteRequestDto> {
-      const found = byId.get(requestId);
-      const stored = found?.to === userId ? found.request : undefined;
+      const stored = find(userId, requestId);
       if (!stored) {
         throw new AppError(ErrorCode.NOT_FOUND, 'No invite request with that id.', {
           requestId: 'not found',
@@ -254,9 +264,12 @@ export async function openInvitesService(
       // Into the log first; a crash before the old records go only repeats this (known ids are skipped).
       const moved: Array<Promise<void>> = [];
       const changes: Change[] = [];
+      const known = new Set<string>();
+      for (const inbox of inboxes.values()) for (const request of inbox) known.add(request.requestId);
       for (const inbox of [...legacy.values()]) {
         for (const old of inbox.requests) {
-          if (byId.has(old.requestId)) continue;
+          if (known.has(old.requestId)) continue;
+          known.add(old.requestId);
           file(inbox.userId, { ...old });
           moved.push(record({ t: 'request', to: inbox.userId, request: { ...old } }));
         }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { HostConfig } from '../config.js';
 import { Status } from '../protocol/enums.js';
 import { ClientMessage, ServerMessage, type ClientEnvelope } from '../protocol/socket.js';
@@ -12,6 +12,7 @@ import type { InstancesService } from '../services/instances.js';
 import type { InvitesService } from '../services/invites.js';
 import type { UsersRepo } from '../store/users.js';
 import type { SocketHub } from './hub.js';
+import { TextFrameSender } from './text-frames.js';
 
 export interface SocketDeps {
   config: HostConfig;
@@ -59,6 +60,8 @@ interface Connection {
   /** Which of the heartbeat's groups this socket is in. */
   slice: number;
   ws: WebSocket;
+  /** Writes our frames (one buffer, one write each); what the hub holds for this socket. */
+  out: TextFrameSender;
   userId: string | null;
   token: string | null;
   /** Unix seconds when the token expires; bans, warnings and logouts arrive as events instead. */
@@ -106,7 +109,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   server.on('upgrade', handleUpgrade);
 
   function send(conn: Connection, message: string, result: Record<string, unknown>): void {
-    if (conn.ws.readyState === WebSocket.OPEN) conn.ws.send(JSON.stringify({ message, result }));
+    conn.out.send(JSON.stringify({ message, result }));
   }
 
   function friendStatus(userId: string): void {
@@ -125,6 +128,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     const conn: Connection = {
       slice: nextSlice++ % HEARTBEAT_SLICES,
       ws,
+      out: new TextFrameSender(ws),
       userId: null,
       token: null,
       tokenExpiresAt: 0,
@@ -146,7 +150,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     ws.on('close', () => {
       connections.delete(conn);
       if (conn.userId !== null) {
-        const last = hub.remove(conn.userId, ws);
+        const last = hub.remove(conn.userId, conn.out);
         if (last) {
           instances.userGone(conn.userId);
           friendStatus(conn.userId);
@@ -227,7 +231,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
           conn.gameServerId = deps.ids.id('gameserver');
           conn.gameServerTokenId = tokenId;
           conn.allowance = limits.messageBurst * GAME_SERVER_RATE_FACTOR;
-          hub.addGameServer(conn.gameServerId, conn.ws);
+          hub.addGameServer(conn.gameServerId, conn.out);
           send(conn, 'sendauth', {
             gameServerId: conn.gameServerId,
             gameServerToken: typeof serverToken === 'string' ? serverToken : '',
@@ -258,7 +262,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       conn.userId = user.Id;
       conn.token = envelope.tokenContent;
       conn.tokenExpiresAt = accounts.tokenExpiry(user.Id, envelope.tokenContent);
-      const first = hub.add(user.Id, conn.ws);
+      const first = hub.add(user.Id, conn.out);
       send(conn, ServerMessage.authenticated, { userId: user.Id });
       if (first) friendStatus(user.Id);
     } else if (envelope.userId !== undefined && envelope.userId !== conn.userId) {

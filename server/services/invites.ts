@@ -100,6 +100,8 @@ export async function openInvitesService(
   const log = await AppendLog.open<InviteEvent, null>(join(config.dataDir, INVITE_LOG_FILE), () => null, {
     fsync: config.fsync,
     onEntry: apply,
+    // Never read back by position: the service keeps what it needs in memory.
+    indexed: false,
   });
   replayed = null;
 

@@ -5,8 +5,9 @@ import { CorruptDataFileError, syncDir } from './durable-file.js';
 /**
  * An append-only JSON-lines file for histories (the moderation log, invite-request events). Appends made in the
  * same tick share one write and one fsync (group commit), so the cost of an acknowledged entry stays flat however
- * long the log gets. Only a small index stays in memory; entries are read back by offset. A log whose old lines
- * stop mattering (invite requests past the history bound) can be compacted: replaced whole by what is live.
+ * long the log gets. Only a small index stays in memory (none for a log opened with `indexed: false`); entries
+ * are read back by offset. A log whose old lines stop mattering (invite requests past the history bound) can be
+ * compacted: replaced whole by what is live.
  */
 export interface LogIndexEntry<K> {
   offset: number;
@@ -15,6 +16,7 @@ export interface LogIndexEntry<K> {
 }
 
 interface Batch<K> {
+  /** The entries as JSON, without their newline. */
   lines: string[];
   keys: K[];
   bytes: number[];
@@ -36,7 +38,9 @@ function newBatch<K>(): Batch<K> {
 }
 
 export class AppendLog<T, K> {
-  readonly #index: Array<LogIndexEntry<K>> = [];
+  /** Where each entry is, for logs read back by position; null when only appending (`indexed: false`). */
+  readonly #index: Array<LogIndexEntry<K>> | null;
+  #count = 0;
   #size: number;
   /** Lines not yet written, with the one promise they all resolve by (a batch: one write, one fsync). */
   #pending: Batch<K> = newBatch();
@@ -54,12 +58,19 @@ export class AppendLog<T, K> {
     size: number,
     private readonly keyOf: (entry: T) => K,
     private readonly fsync: boolean,
+    indexed: boolean,
   ) {
     this.#size = size;
+    this.#index = indexed ? [] : null;
+  }
+
+  #note(offset: number, length: number, key: K): void {
+    this.#count++;
+    this.#index?.push({ offset, length, key });
   }
 
   get length(): number {
-    return this.#index.length;
+    return this.#count;
   }
 
   /** Bytes on disk (acknowledged entries only). */
@@ -68,7 +79,7 @@ export class AppendLog<T, K> {
   }
 
   indexAt(position: number): LogIndexEntry<K> | undefined {
-    return this.#index[position];
+    return this.#index?.[position];
   }
 
   /**
@@ -78,12 +89,12 @@ export class AppendLog<T, K> {
   static async open<T, K>(
     path: string,
     keyOf: (entry: T) => K,
-    options: { fsync?: boolean; onEntry?: (entry: T) => void } = {},
+    options: { fsync?: boolean; onEntry?: (entry: T) => void; indexed?: boolean } = {},
   ): Promise<AppendLog<T, K>> {
     const handle = await open(path, 'a+');
     try {
       const content = await handle.readFile();
-      const log = new AppendLog<T, K>(path, handle, 0, keyOf, options.fsync ?? true);
+      const log = new AppendLog<T, K>(path, handle, 0, keyOf, options.fsync ?? true, options.indexed ?? true);
       let start = 0;
       while (start < content.length) {
         const end = content.indexOf(0x0a, start);
@@ -101,7 +112,7 @@ export class AppendLog<T, K> {
             new Error(`line at byte ${start}: ${(error as Error).message}`),
           );
         }
-        log.#index.push({ offset: start, length: end - start, key: keyOf(entry) });
+        log.#note(start, end - start, keyOf(entry));
         options.onEntry?.(entry);
         start = end + 1;
       }
@@ -115,7 +126,7 @@ export class AppendLog<T, K> {
 
   /** Appends `entry`; resolves once it is on disk. Returns its position in the log. */
   append(entry: T): Promise<number> {
-    const position = this.#index.length;
+    const position = this.#count;
     return this.add(entry).then(() => position);
   }
 
@@ -123,13 +134,13 @@ export class AppendLog<T, K> {
   add(entry: T): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
     if (this.#failed) return Promise.reject(this.#failed);
-    const line = `${JSON.stringify(entry)}\n`;
-    const bytes = Buffer.byteLength(line);
+    const json = JSON.stringify(entry);
+    const bytes = Buffer.byteLength(json) + 1;
     const key = this.keyOf(entry);
-    this.#index.push({ offset: this.#size, length: bytes - 1, key });
+    this.#note(this.#size, bytes - 1, key);
     this.#size += bytes;
     const batch = this.#pending;
-    batch.lines.push(line);
+    batch.lines.push(json);
     batch.keys.push(key);
     batch.bytes.push(bytes);
     if (!this.#scheduled) {
@@ -149,7 +160,7 @@ export class AppendLog<T, K> {
     this.#pending = newBatch();
     this.#flushing = (async () => {
       try {
-        await this.handle.write(batch.lines.join(''));
+        await this.handle.write(`${batch.lines.join('\n')}\n`);
         if (this.fsync) await this.handle.datasync();
         batch.resolve();
       } catch (error) {
@@ -192,11 +203,12 @@ export class AppendLog<T, K> {
         const handle = await open(this.path, 'a+');
         await this.handle.close().catch(() => undefined);
         this.handle = handle;
-        this.#index.length = 0;
+        if (this.#index) this.#index.length = 0;
+        this.#count = 0;
         let offset = 0;
         entries.forEach((entry, at) => {
           const line = lines[at]!;
-          this.#index.push({ offset, length: line.length - 1, key: this.keyOf(entry) });
+          this.#note(offset, line.length - 1, this.keyOf(entry));
           offset += line.length;
         });
         this.#size = offset;
@@ -204,7 +216,7 @@ export class AppendLog<T, K> {
         const later = this.#pending;
         later.keys.forEach((key, at) => {
           const bytes = later.bytes[at]!;
-          this.#index.push({ offset: this.#size, length: bytes - 1, key });
+          this.#note(this.#size, bytes - 1, key);
           this.#size += bytes;
         });
       } catch (error) {
@@ -231,7 +243,7 @@ export class AppendLog<T, K> {
   }
 
   async read(position: number): Promise<T> {
-    const at = this.#index[position];
+    const at = this.#index?.[position];
     if (!at) throw new Error(`no log entry ${position}`);
     const buffer = Buffer.alloc(at.length);
     await this.handle.read(buffer, 0, at.length, at.offset);

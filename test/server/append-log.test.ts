@@ -71,4 +71,19 @@ describe('append log', () => {
     await open(seen);
     expect(seen.map((line) => line.n)).toEqual([4, 6, 7, 8]);
   });
+
+  it('opened with indexed: false, counts its entries (also across compaction) but cannot read them back', async () => {
+    await writeFile(path, '{"n":1}\n{"n":2}\n');
+    const l = (log = await AppendLog.open<Line, number>(path, (line) => line.n, { indexed: false }));
+    expect(l.length).toBe(2);
+    expect(l.indexAt(0)).toBeUndefined();
+    await Promise.all([l.add({ n: 3 }), l.add({ n: 4 })]);
+    expect(l.length).toBe(4);
+    expect(await onDisk()).toEqual([1, 2, 3, 4]);
+    await expect(l.read(0)).rejects.toThrow('no log entry 0');
+    await l.compact([{ n: 4 }]);
+    await l.add({ n: 5 });
+    expect(l.length).toBe(2);
+    expect(await onDisk()).toEqual([4, 5]);
+  });
 });

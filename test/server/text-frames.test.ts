@@ -68,7 +68,10 @@ describe('TextFrameSender', () => {
   });
 
   it('falls back to ws.send when the TCP socket is not reachable, and sends nothing unless open', () => {
-    const fake = { readyState: WebSocket.OPEN, send: vi.fn() };
+    const fake: { readyState: number; send: (text: string) => void } = {
+      readyState: WebSocket.OPEN,
+      send: vi.fn(),
+    };
     const sender = new TextFrameSender(fake as unknown as WebSocket);
     sender.send('hello');
     expect(fake.send).toHaveBeenCalledWith('hello');

@@ -2,17 +2,17 @@
 // Socket bench: seeds a throwaway data folder, runs the real CLI server in its own process and measures
 //   1. requestinvite throughput and latency among 1,000 verified users who are all friends, with a window of 100
 //      requests in flight, against a bare `ws` relay (this file run with --relay, also its own process) driven by
-//      the same client in the same run;
+//      the same client in the same run, in interleaved rounds (the median round is reported);
 //   2. memory per idle verified socket and the time to verify 10,000 sockets, on a fresh server process.
 // Client load runs in worker threads. It reports, it does not assert: exit 0 when the run was clean (targets met
 // or not), 1 on any error (failed, lost or unexpected messages, sockets dropped, server crash), 130 on Ctrl-C.
 //
-//   node bench/socket.js [--seconds 10] [--json] [--phases relay,server,idle] [--help for more]
+//   node bench/socket.js [--seconds 10] [--repeat 3] [--json] [--phases relay,server,idle] [--help for more]
 //
 // Needs the compiled server: npx tsc -p tsconfig.build.json. Linux only (reads /proc).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -95,6 +95,9 @@ Options:
   --idle-workers N         worker threads opening the idle sockets (default 2)
   --connect-concurrency N  idle sockets being opened and verified at once, over all idle workers (default 256)
   --phases LIST            comma-separated subset of ${PHASES.join(',')} (default: all)
+  --repeat N               rounds of relay then server, interleaved (this machine's speed drifts by minutes);
+                           the figures are the median round by rate ratio, every round's rates are listed
+                           (default 3)
   --json                   print the results as JSON on stdout (no progress on stderr)
   --server-cpu-prof DIR    run the servers with --cpu-prof and write their profiles to DIR
   --no-heap-probe          do not load the memory probe (--expose-gc + SIGUSR2 hook) into the idle server
@@ -533,6 +536,7 @@ function parseOptions() {
         'idle-workers': { type: 'string', default: '2' },
         'connect-concurrency': { type: 'string', default: '256' },
         phases: { type: 'string', default: PHASES.join(',') },
+        repeat: { type: 'string', default: '3' },
         json: { type: 'boolean', default: false },
         'server-cpu-prof': { type: 'string' },
         'no-heap-probe': { type: 'boolean', default: false },
@@ -562,6 +566,7 @@ function parseOptions() {
     idleWorkers: Math.floor(number('idle-workers', 1)),
     connectConcurrency: Math.floor(number('connect-concurrency', 1)),
     phases: values.phases.split(',').map((name) => name.trim()),
+    repeat: Math.floor(number('repeat', 1)),
     json: values.json,
     cpuProfDir: values['server-cpu-prof'] ? resolve(values['server-cpu-prof']) : null,
     heapProbe: !values['no-heap-probe'],
@@ -1229,6 +1234,14 @@ function printTable(r) {
     const storm = p.friendStatusMessages ? ` (${fmt.int(p.friendStatusMessages)} friendstatus)` : '';
     info(`${p.kind}: connect ${fmt.int(c.friends)} friends`, `${fmt.ms(p.connectMs / 1000)} s${storm}`);
   }
+  if (r.rounds.length > 1) {
+    const each = r.rounds.map((x) =>
+      x.ratio !== null
+        ? `${fmt.int(x.serverPerSecond)}/${fmt.int(x.relayPerSecond)} = ${x.ratio.toFixed(2)}, p99 ${fmt.ms(x.serverP99Ms)} ms`
+        : `${fmt.int(x.serverPerSecond ?? x.relayPerSecond)} msg/s`,
+    );
+    lines.push(`rounds (server/relay msg/s; the median round by ratio is reported): ${each.join('; ')}`);
+  }
   if (idle) {
     verdict('idle: memory per socket');
     info('idle: RSS/socket after full GC', fmt.kib(idle.memory.rssAfterGcKiBPerSocket));
@@ -1390,15 +1403,30 @@ async function main() {
   ctx.friends = seeded.friends;
   ctx.idle = seeded.idle;
 
-  const phases = {};
-  if (options.phases.includes('relay')) {
-    progress(options, '1a) bare ws relay');
-    phases.relay = await throughputPhase(ctx, 'relay', fatal);
+  // Rounds of relay then server, so both see the machine at about the same speed; the median round is reported.
+  const rounds = [];
+  const throughputPhases = ['relay', 'server'].filter((name) => options.phases.includes(name));
+  for (let round = 1; throughputPhases.length > 0 && round <= options.repeat; round++) {
+    const of = options.repeat > 1 ? ` [round ${round}/${options.repeat}]` : '';
+    const r = {};
+    if (throughputPhases.includes('relay')) {
+      progress(options, `1a) bare ws relay${of}`);
+      r.relay = await throughputPhase(ctx, 'relay', fatal);
+    }
+    if (throughputPhases.includes('server')) {
+      // Each round's server starts with no invite history, as the first did.
+      await rm(join(ctx.dataDir, 'invite-requests.jsonl'), { force: true });
+      progress(options, `1b) server requestinvite${of}`);
+      r.server = await throughputPhase(ctx, 'server', fatal);
+    }
+    rounds.push(r);
   }
-  if (options.phases.includes('server')) {
-    progress(options, '1b) server requestinvite');
-    phases.server = await throughputPhase(ctx, 'server', fatal);
-  }
+  const score = (r) =>
+    r.relay && r.server
+      ? r.server.run.perSecond / r.relay.run.perSecond
+      : (r.relay ?? r.server).run.perSecond;
+  const median = [...rounds].sort((a, b) => score(a) - score(b))[Math.floor((rounds.length - 1) / 2)];
+  const phases = { ...median };
   if (options.phases.includes('idle')) {
     progress(options, `2) ${options.idle} idle sockets on a fresh server`);
     phases.idle = await idlePhase(ctx, fatal);
@@ -1408,7 +1436,12 @@ async function main() {
   const samples = [];
   let total = 0;
   let exitProblem = false;
-  for (const [name, p] of Object.entries(phases)) {
+  // Every round counts for errors, not only the one reported.
+  const measured = [
+    ...rounds.flatMap((r) => Object.entries(r)),
+    ...(phases.idle ? [['idle', phases.idle]] : []),
+  ];
+  for (const [name, p] of measured) {
     total += p.errors;
     for (const sample of p.errorSamples) samples.push(`${name}: ${sample}`);
     if (name !== 'relay' && p.exit.code !== 0) {
@@ -1427,6 +1460,7 @@ async function main() {
       idleWorkers: options.idleWorkers,
       connectConcurrency: options.connectConcurrency,
       phases: options.phases,
+      repeat: options.repeat,
     },
     env: {
       node: process.version,
@@ -1444,6 +1478,12 @@ async function main() {
       phases.server && phases.relay
         ? mainMicrosPerMessage(phases.relay) / mainMicrosPerMessage(phases.server)
         : NaN,
+    rounds: rounds.map((r) => ({
+      relayPerSecond: r.relay?.run.perSecond ?? null,
+      serverPerSecond: r.server?.run.perSecond ?? null,
+      ratio: r.relay && r.server ? r.server.run.perSecond / r.relay.run.perSecond : null,
+      serverP99Ms: r.server?.run.p99Ms ?? null,
+    })),
     errors: { total: total + (exitProblem ? 1 : 0), samples },
     cpuProfDir: options.cpuProfDir,
   };

@@ -47,6 +47,19 @@ describe('streamToFile', () => {
     expect(createHash('md5').update(content).digest('hex')).toBe(result.hash);
   });
 
+  it('gathers small chunks into batches and writes the last, partial batch too', async () => {
+    // 3,001 chunks of 1,000 bytes: eleven full 256 KiB batches and a short one, in order at their offsets.
+    const count = 3001;
+    const md5 = createHash('md5');
+    for (let i = 0; i < count; i++) md5.update(Buffer.alloc(1000, i % 251));
+    const path = join(dir, 'small.part');
+    const result = await streamToFile(chunks(count, 1000), path);
+    expect(result).toEqual({ path, size: count * 1000, hash: md5.digest('hex') });
+    const content = await readFile(path);
+    expect(createHash('md5').update(content).digest('hex')).toBe(result.hash);
+    expect(content[count * 1000 - 1]).toBe((count - 1) % 251);
+  });
+
   it('removes the file when the source fails half-way, and refuses to replace a file', async () => {
     const path = join(dir, 'cut.part');
     await expect(streamToFile(chunks(100, MIB, 40), path)).rejects.toThrow('client went away');

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { streamToFile } from '../../server/services/uploads.js';
 import { tempDir } from './helpers.js';
 
@@ -58,6 +58,31 @@ describe('streamToFile', () => {
     const content = await readFile(path);
     expect(createHash('md5').update(content).digest('hex')).toBe(result.hash);
     expect(content[count * 1000 - 1]).toBe((count - 1) % 251);
+  });
+
+  it('stops at a failed write (a full disk), removes the file and does not hang', async () => {
+    // FileHandle is not exported: take its prototype from a handle.
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { writev: (...args: unknown[]) => Promise<unknown> };
+    await probe.close();
+    const real = proto.writev;
+    let calls = 0;
+    const spy = vi.spyOn(proto, 'writev').mockImplementation(function (this: unknown, ...args: unknown[]) {
+      calls++;
+      if (calls === 5) {
+        return Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
+      }
+      return real.apply(this, args);
+    });
+    try {
+      const path = join(dir, 'full.part');
+      await expect(streamToFile(chunks(64, MIB), path)).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect((await readdir(dir)).filter((name) => name !== 'probe')).toEqual([]);
+      // It stopped soon after the failure instead of writing the other 50-odd MiB.
+      expect(calls).toBeLessThan(12);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('removes the file when the source fails half-way, and refuses to replace a file', async () => {

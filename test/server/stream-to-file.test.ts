@@ -70,7 +70,9 @@ describe('streamToFile', () => {
     const spy = vi.spyOn(proto, 'writev').mockImplementation(function (this: unknown, ...args: unknown[]) {
       calls++;
       if (calls === 5) {
-        return Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
+        return Promise.reject(
+          Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }),
+        );
       }
       return real.apply(this, args);
     });

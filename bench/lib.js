@@ -319,7 +319,10 @@ export function seededUser(api, { id, username, hashed, token, now, lifetimeSeco
   return user;
 }
 
-/** A minimal HTTP/1.1 client over one socket: one request at a time, Content-Length bodies only. */
+/**
+ * A minimal HTTP/1.1 client over one socket: one request at a time, Content-Length bodies only. Answers are
+ * `{ status, body }` (the body's bytes) with `text` decoding them on demand.
+ */
 export class RawConnection {
   #host;
   #port;
@@ -342,11 +345,22 @@ export class RawConnection {
     return this.#pending ? this.startedAt : 0;
   }
 
+  /** POSTs `body` as JSON. */
   request(path, body) {
     const payload = Buffer.from(body, 'utf8');
     const head =
       `POST ${path} HTTP/1.1\r\nHost: ${this.#host}:${this.#port}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${payload.length}\r\n\r\n`;
+    return this.#send(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+  }
+
+  get(path) {
+    return this.#send(
+      Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${this.#host}:${this.#port}\r\n\r\n`, 'latin1'),
+    );
+  }
+
+  #send(bytes) {
     return new Promise((resolvePromise, reject) => {
       this.#pending = { resolve: resolvePromise, reject };
       this.startedAt = performance.now();
@@ -355,7 +369,7 @@ export class RawConnection {
       this.#headerEnd = -1;
       this.#total = -1;
       if (!this.#socket || this.#socket.destroyed) this.#open();
-      this.#socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+      this.#socket.write(bytes);
     });
   }
 
@@ -398,7 +412,7 @@ export class RawConnection {
     if (!this.#pending) return;
     this.#chunks.push(chunk);
     this.#size += chunk.length;
-    let buffer = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks, this.#size);
+    const buffer = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks, this.#size);
     if (this.#chunks.length > 1) this.#chunks = [buffer];
     if (this.#headerEnd < 0) {
       const end = buffer.indexOf('\r\n\r\n');
@@ -417,10 +431,15 @@ export class RawConnection {
     if (this.#size < this.#total) return;
     const pending = this.#pending;
     this.#pending = null;
-    const text = buffer.toString('utf8', this.#headerEnd, this.#total);
-    buffer = null;
+    const body = buffer.subarray(this.#headerEnd, this.#total);
     this.#chunks = [];
     if (this.#close) this.close();
-    pending.resolve({ status: this.#status, text });
+    pending.resolve({
+      status: this.#status,
+      body,
+      get text() {
+        return body.toString('utf8');
+      },
+    });
   }
 }

@@ -15,7 +15,6 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,6 +39,7 @@ import {
   loadServerForSeeding,
   serveArgs,
   spawnServer,
+  RawConnection,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -179,105 +179,6 @@ function makeNamer(random, pseudo) {
 // ---------------------------------------------------------------------------------------------------------------
 // Load generator (worker threads). One request in flight per client (closed loop), one keep-alive connection each.
 // ---------------------------------------------------------------------------------------------------------------
-
-/** A minimal HTTP/1.1 client over one socket: one request at a time, Content-Length bodies only. */
-class RawConnection {
-  #host;
-  #port;
-  #socket = null;
-  #pending = null;
-  #chunks = [];
-  #size = 0;
-  #headerEnd = -1;
-  #total = -1;
-  #status = 0;
-  #close = false;
-  startedAt = 0;
-
-  constructor(host, port) {
-    this.#host = host;
-    this.#port = port;
-  }
-
-  get busySince() {
-    return this.#pending ? this.startedAt : 0;
-  }
-
-  get(path) {
-    return new Promise((resolvePromise, reject) => {
-      this.#pending = { resolve: resolvePromise, reject };
-      this.startedAt = performance.now();
-      this.#chunks = [];
-      this.#size = 0;
-      this.#headerEnd = -1;
-      this.#total = -1;
-      if (!this.#socket || this.#socket.destroyed) this.#open();
-      this.#socket.write(`GET ${path} HTTP/1.1\r\nHost: ${this.#host}:${this.#port}\r\n\r\n`, 'latin1');
-    });
-  }
-
-  abort(reason) {
-    this.close();
-    this.#fail(new Error(reason));
-  }
-
-  close() {
-    this.#socket?.destroy();
-    this.#socket = null;
-  }
-
-  #open() {
-    const socket = net.connect({ host: this.#host, port: this.#port, noDelay: true });
-    this.#socket = socket;
-    socket.on('data', (chunk) => {
-      if (this.#socket === socket) this.#onData(chunk);
-    });
-    socket.on('error', (error) => {
-      if (this.#socket === socket) this.#fail(error);
-    });
-    socket.on('close', () => {
-      if (this.#socket !== socket) return;
-      this.#socket = null;
-      this.#fail(new Error('connection closed by the server'));
-    });
-  }
-
-  #fail(error) {
-    const pending = this.#pending;
-    if (!pending) return;
-    this.#pending = null;
-    pending.reject(error);
-  }
-
-  #onData(chunk) {
-    if (!this.#pending) return;
-    this.#chunks.push(chunk);
-    this.#size += chunk.length;
-    const buffer = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks, this.#size);
-    if (this.#chunks.length > 1) this.#chunks = [buffer];
-    if (this.#headerEnd < 0) {
-      const end = buffer.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      this.#headerEnd = end + 4;
-      const head = buffer.toString('latin1', 0, end).toLowerCase();
-      this.#status = Number(head.slice(9, 12));
-      const match = /\r\ncontent-length:\s*(\d+)/.exec(head);
-      if (!match) {
-        this.abort('response without Content-Length (chunked responses are not supported by this client)');
-        return;
-      }
-      this.#total = this.#headerEnd + Number(match[1]);
-      this.#close = /\r\nconnection:\s*close/.test(head);
-    }
-    if (this.#size < this.#total) return;
-    const pending = this.#pending;
-    this.#pending = null;
-    const body = buffer.subarray(this.#headerEnd, this.#total);
-    this.#chunks = [];
-    if (this.#close) this.close();
-    pending.resolve({ status: this.#status, body });
-  }
-}
 
 const randomInt = (n) => Math.floor(Math.random() * n);
 const pickOne = (list) => list[randomInt(list.length)];

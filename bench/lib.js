@@ -215,67 +215,104 @@ export async function serveArgs(cli, dataDir, { cpuProfDir = null, ui = false, e
 }
 
 /**
+ * Follows a bench's child process: `exited` resolves with its exit, the start of its stderr is kept, and once it is
+ * up (`match` set by untilReady) a death nobody asked for (neither `proc.stopping` nor the bench's own
+ * `state.stopping`) ends the run (benchFatal) with that stderr.
+ */
+export function followChild(state, child, name) {
+  const proc = {
+    name,
+    child,
+    pid: child.pid,
+    stderr: '',
+    exited: null,
+    match: null,
+    url: null,
+    startedAt: performance.now(),
+    startupMs: NaN,
+    stopping: false,
+  };
+  proc.exited = new Promise((resolveExit) =>
+    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+  );
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text) => {
+    if (proc.stderr.length < 20_000) proc.stderr += text;
+  });
+  child.stdout.setEncoding('utf8');
+  proc.exited.then(({ code, signal }) => {
+    if (proc.match && !proc.stopping && !state.stopping) {
+      process.emit(
+        'benchFatal',
+        new BenchError(`the ${name} died during the run (code ${code}, signal ${signal}): ${proc.stderr}`),
+      );
+    }
+  });
+  return proc;
+}
+
+/**
+ * Resolves once what the child printed so far matches `ready` (a RegExp, or a function of the output returning a
+ * match or null), setting proc.match and proc.startupMs; its later output is drained. Rejects when it exits first
+ * or takes longer than `timeoutMs`.
+ */
+export function untilReady(proc, ready, timeoutMs = 60_000) {
+  const test = typeof ready === 'function' ? ready : (out) => ready.exec(out);
+  const { stdout } = proc.child;
+  return new Promise((resolveReady, reject) => {
+    let out = '';
+    const timer = setTimeout(
+      () =>
+        reject(new BenchError(`the ${proc.name} did not start within ${timeoutMs / 1000} s: ${proc.stderr}`)),
+      timeoutMs,
+    );
+    const onData = (text) => {
+      out += text;
+      const match = test(out);
+      if (!match) return;
+      proc.match = match;
+      proc.startupMs = performance.now() - proc.startedAt;
+      clearTimeout(timer);
+      stdout.off('data', onData);
+      stdout.resume(); // keep draining what it prints afterwards
+      resolveReady(proc);
+    };
+    stdout.on('data', onData);
+    proc.exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(
+        new BenchError(
+          `the ${proc.name} exited during startup (code ${code}, signal ${signal}): ${proc.stderr}`,
+        ),
+      );
+    });
+  });
+}
+
+/** "listening on <url>" as a whole line: the port may come in pieces. */
+export const LISTENING = /listening on (http:\/\/\S+)\r?\n/;
+
+/**
  * Spawns the server and resolves once it printed "listening on" (with `untilDataFolder`, its whole startup
- * output, which ends with "data folder:"): { child, pid, stderr, exited, url, startupMs, stopping }. It is
- * state.server from the start, for cleanup; once up, its death before stopServer ends the run (benchFatal).
+ * output, which ends with "data folder:"): followChild's record with `url`. It is state.server from the start,
+ * for cleanup; once up, its death before stopServer ends the run (benchFatal).
  */
 export async function spawnServer(
   state,
   { command = process.execPath, args, env, timeoutMs = 60_000, untilDataFolder = false },
 ) {
-  const started = performance.now();
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  const server = {
-    child,
-    pid: child.pid,
-    stderr: '',
-    exited: null,
-    url: null,
-    startupMs: NaN,
-    stopping: false,
-  };
-  server.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
+  const server = followChild(state, child, 'server');
   state.server = server;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (server.stderr.length < 20_000) server.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  server.exited.then(({ code, signal }) => {
-    if (server.url && !server.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`the server died during the run (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    }
-  });
-  await new Promise((resolveListening, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError(`the server did not finish starting within ${timeoutMs / 1000} s`)),
-      timeoutMs,
-    );
-    const onData = (text) => {
-      out += text;
-      const match = /listening on (http:\/\/\S+)\r?\n/.exec(out); // a whole line: the port may come in pieces
-      if (!match || (untilDataFolder && !/^data folder: .*\r?\n/m.test(out))) return;
-      server.startupMs = performance.now() - started;
-      server.url = new URL(match[1]);
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume(); // keep draining what it prints afterwards
-      resolveListening();
-    };
-    child.stdout.on('data', onData);
-    server.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`the server exited during startup (code ${code}, signal ${signal}): ${server.stderr}`),
-      );
-    });
-  });
+  await untilReady(
+    server,
+    (out) => {
+      const match = LISTENING.exec(out);
+      return match && (!untilDataFolder || /^data folder: .*\r?\n/m.test(out)) ? match : null;
+    },
+    timeoutMs,
+  );
+  server.url = new URL(server.match[1]);
   return server;
 }
 

@@ -37,6 +37,9 @@ import {
   terminateWorkers,
   seededUser,
   loadServerForSeeding,
+  followChild,
+  untilReady,
+  LISTENING,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -711,55 +714,6 @@ function spawnNode(nodeArgs, env, needFds) {
   );
 }
 
-/** Wraps a child that prints a line matching `ready` once it listens; resolves with the match. */
-async function watchChild(child, name, ready) {
-  const proc = { child, name, stderr: '', exited: null, match: null, stopping: false };
-  proc.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (proc.stderr.length < 20_000) proc.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  // Once it is up, it must stay up until stopped: a crash under load ends the run with its stderr.
-  proc.exited.then(({ code, signal }) => {
-    if (proc.match && !proc.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`the ${name} died under load (code ${code}, signal ${signal}): ${proc.stderr}`),
-      );
-    }
-  });
-  const started = performance.now();
-  await new Promise((resolveReady, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError(`the ${name} did not start listening within 60 s: ${proc.stderr}`)),
-      60_000,
-    );
-    const onData = (text) => {
-      out += text;
-      const match = ready.exec(out);
-      if (!match) return;
-      proc.match = match;
-      proc.startupMs = performance.now() - started;
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume(); // keep draining what it prints afterwards
-      resolveReady();
-    };
-    child.stdout.on('data', onData);
-    proc.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`the ${name} exited during startup (code ${code}, signal ${signal}): ${proc.stderr}`),
-      );
-    });
-  });
-  return proc;
-}
-
 async function startServer(ctx, { probe }) {
   const nodeArgs = [];
   if (ctx.options.cpuProfDir) {
@@ -785,23 +739,21 @@ async function startServer(ctx, { probe }) {
     'error',
   );
   const child = spawnNode(nodeArgs, { HYPERNEX_BENCH_PROBE: ctx.probePath }, fdsNeeded(ctx.options));
-  state.server = { child };
-  const proc = await watchChild(child, 'server', /listening on (http:\/\/\S+)\r?\n/);
+  const proc = followChild(state, child, 'server');
   state.server = proc;
+  await untilReady(proc, LISTENING);
   proc.url = new URL(proc.match[1]);
   proc.wsUrl = `ws://${proc.url.host}/`;
-  proc.pid = child.pid;
   proc.fdLimit = fdLimits(child.pid).soft;
   return proc;
 }
 
 async function startRelay(ctx) {
   const child = spawnNode([SCRIPT, '--relay'], {}, fdsNeeded(ctx.options));
-  state.relay = { child };
-  const proc = await watchChild(child, 'relay', /relay listening on (\d+)\r?\n/);
+  const proc = followChild(state, child, 'relay');
   state.relay = proc;
+  await untilReady(proc, /relay listening on (\d+)\r?\n/);
   proc.wsUrl = `ws://127.0.0.1:${proc.match[1]}/`;
-  proc.pid = child.pid;
   return proc;
 }
 

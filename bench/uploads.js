@@ -30,6 +30,9 @@ import {
   processCpu,
   seededUser,
   loadServerForSeeding,
+  followChild,
+  untilReady,
+  LISTENING,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -287,53 +290,13 @@ async function machineCpu() {
 }
 
 /** Starts `node args...` and resolves once it prints "listening on URL". */
-async function startChild(label, args) {
-  const started = performance.now();
+async function startChild(name, args) {
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const proc = { label, child, stderr: '', exited: null, url: null, startupMs: NaN, stopping: false };
-  proc.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
+  const proc = followChild(state, child, name);
   state.children.add(proc);
   child.stdin.on('error', () => undefined);
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text) => {
-    if (proc.stderr.length < 20_000) proc.stderr += text;
-  });
-  child.stdout.setEncoding('utf8');
-  proc.exited.then(({ code, signal }) => {
-    if (proc.url && !proc.stopping && !state.stopping) {
-      process.emit(
-        'benchFatal',
-        new BenchError(`${label} died (code ${code}, signal ${signal}): ${proc.stderr}`),
-      );
-    }
-  });
-  await new Promise((resolveListening, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError(`${label} did not print "listening on" within 60 s`)),
-      60_000,
-    );
-    const onData = (text) => {
-      out += text;
-      const match = /listening on (http:\/\/\S+)\r?\n/.exec(out);
-      if (!match) return;
-      proc.startupMs = performance.now() - started;
-      proc.url = new URL(match[1]);
-      clearTimeout(timer);
-      child.stdout.off('data', onData);
-      child.stdout.resume();
-      resolveListening();
-    };
-    child.stdout.on('data', onData);
-    proc.exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new BenchError(`${label} exited during startup (code ${code}, signal ${signal}): ${proc.stderr}`),
-      );
-    });
-  });
+  await untilReady(proc, LISTENING);
+  proc.url = new URL(proc.match[1]);
   return proc;
 }
 
@@ -357,7 +320,7 @@ async function startServer(dataDir, configPath, cpuProfDir) {
     await mkdir(cpuProfDir, { recursive: true });
     nodeArgs.push('--cpu-prof', '--cpu-prof-dir', cpuProfDir);
   }
-  return startChild('the server', [
+  return startChild('server', [
     ...nodeArgs,
     CLI,
     'serve',
@@ -621,7 +584,7 @@ async function runScenario(options, name, count, bytes, chunk, md5, configPath) 
   const exits = [];
   const limitDir = join(state.root, `limit-${name}`);
   await mkdir(limitDir);
-  const limit = await startChild('the limit server', [SELF, '--limit-server', limitDir]);
+  const limit = await startChild('limit server', [SELF, '--limit-server', limitDir]);
   const warm = Math.min(bytes, WARMUP_BYTES);
   const warmMd5 = md5Of(chunk, warm);
   for (const fsync of [false, true])

@@ -24,10 +24,6 @@ export class TextFrameSender {
     this.#raw = isWritableSocket(raw) ? raw : null;
   }
 
-  get ws(): WebSocket {
-    return this.#ws;
-  }
-
   send(text: string): void {
     if (this.#ws.readyState !== WebSocket.OPEN) return;
     const raw = this.#raw;

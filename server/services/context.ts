@@ -52,6 +52,8 @@ export const nobodyConnected: Presence = { isConnected: () => false, isInWorld: 
 /** Pushes a server message to every open socket of a user; the socket layer implements it. */
 export interface Notifier {
   send(userId: string, message: string, result: Record<string, unknown>): void;
+  /** Sends a message already serialised as `{"message":...,"result":...}`. */
+  sendJson(userId: string, json: string): void;
 }
 
 /** Reaches game-server sockets; the socket layer implements it. */

@@ -4,7 +4,12 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { HostConfig } from '../config.js';
 import { Status } from '../protocol/enums.js';
-import { ClientMessage, ServerMessage, type ClientEnvelope } from '../protocol/socket.js';
+import {
+  ClientMessage,
+  sentInviteRequestJson,
+  ServerMessage,
+  type ClientEnvelope,
+} from '../protocol/socket.js';
 import type { AccountsService } from '../services/accounts.js';
 import type { HostEvents } from '../services/context.js';
 import type { GameServerTokens } from '../services/game-servers.js';
@@ -110,6 +115,43 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
 
   function send(conn: Connection, message: string, result: Record<string, unknown>): void {
     conn.out.send(JSON.stringify({ message, result }));
+  }
+
+  /**
+   * sentinviterequest answers waiting for the history write that makes their request durable. Requests of the
+   * same tick share that write (the log's group commit), so they are answered together: one promise reaction per
+   * write, and a socket owed several answers gets them in one socket write.
+   */
+  let waiting: { saved: Promise<void>; answers: Array<{ conn: Connection; text: string }> } | null = null;
+
+  function answerWhenSaved(conn: Connection, saved: Promise<void>, text: string): void {
+    if (waiting?.saved !== saved) {
+      const group = { saved, answers: [] as Array<{ conn: Connection; text: string }> };
+      waiting = group;
+      saved.then(
+        () => {
+          if (waiting === group) waiting = null;
+          sendGrouped(group.answers);
+        },
+        (error: unknown) => {
+          if (waiting === group) waiting = null;
+          log.error({ err: error, requests: group.answers.length }, 'could not save invite requests');
+        },
+      );
+    }
+    waiting.answers.push({ conn, text });
+  }
+
+  /** Sends each text to its connection, one write per connection. */
+  function sendGrouped(answers: ReadonlyArray<{ conn: Connection; text: string }>): void {
+    if (answers.length === 1) return answers[0]!.conn.out.send(answers[0]!.text);
+    const byConnection = new Map<Connection, string[]>();
+    for (const { conn, text } of answers) {
+      const texts = byConnection.get(conn);
+      if (texts) texts.push(text);
+      else byConnection.set(conn, [text]);
+    }
+    for (const [conn, texts] of byConnection) conn.out.sendAll(texts);
   }
 
   function friendStatus(userId: string): void {
@@ -312,13 +354,10 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
             : undefined;
         const outcome = invites.request(userId, target);
         if (outcome.ok) {
-          outcome.delivered.then(
-            () =>
-              send(conn, ServerMessage.sentInviteRequest, {
-                targetUserId: target,
-                requestId: outcome.requestId,
-              }),
-            (error: unknown) => log.error({ err: error }, 'could not save an invite request'),
+          answerWhenSaved(
+            conn,
+            outcome.delivered,
+            sentInviteRequestJson(outcome.targetUserId, outcome.requestId),
           );
         } else {
           send(conn, ServerMessage.failedToRequestInvite, {

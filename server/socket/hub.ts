@@ -93,9 +93,12 @@ export class SocketHub implements Presence, Notifier {
   }
 
   send(userId: string, message: string, result: Record<string, unknown>): void {
+    if (this.#byUser.has(userId)) this.sendJson(userId, JSON.stringify({ message, result }));
+  }
+
+  sendJson(userId: string, json: string): void {
     const set = this.#byUser.get(userId);
     if (!set) return;
-    const text = JSON.stringify({ message, result });
-    for (const socket of set) socket.send(text);
+    for (const socket of set) socket.send(json);
   }
 }

@@ -33,26 +33,61 @@ export class TextFrameSender {
     }
     raw.write(encodeTextFrame(text));
   }
+
+  /** Sends `texts` as one frame each, in order, in one write. */
+  sendAll(texts: readonly string[]): void {
+    if (texts.length === 1) return this.send(texts[0]!);
+    if (this.#ws.readyState !== WebSocket.OPEN) return;
+    const raw = this.#raw;
+    if (raw === null || raw.destroyed || !raw.writable) {
+      for (const text of texts) this.#ws.send(text);
+      return;
+    }
+    raw.write(encodeTextFrames(texts));
+  }
 }
 
 /** One unmasked, final text frame (RFC 6455 section 5.2) holding `text` as UTF-8. */
 export function encodeTextFrame(text: string): Buffer {
   const length = Buffer.byteLength(text, 'utf8');
-  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
-  const frame = Buffer.allocUnsafe(header + length);
-  frame[0] = 0x81; // FIN + opcode 1 (text)
-  if (header === 2) {
-    frame[1] = length;
-  } else if (header === 4) {
-    frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
-    frame.writeUInt32BE(length >>> 0, 6);
-  }
-  frame.write(text, header, length, 'utf8');
+  const frame = Buffer.allocUnsafe(headerBytes(length) + length);
+  writeTextFrame(frame, 0, text, length);
   return frame;
+}
+
+/** `texts` as consecutive text frames in one buffer. */
+export function encodeTextFrames(texts: readonly string[]): Buffer {
+  const lengths = texts.map((text) => Buffer.byteLength(text, 'utf8'));
+  let total = 0;
+  for (const length of lengths) total += headerBytes(length) + length;
+  const frames = Buffer.allocUnsafe(total);
+  let at = 0;
+  texts.forEach((text, i) => {
+    at = writeTextFrame(frames, at, text, lengths[i]!);
+  });
+  return frames;
+}
+
+function headerBytes(length: number): number {
+  return length < 126 ? 2 : length < 65_536 ? 4 : 10;
+}
+
+/** Writes the frame for `text` (`length` bytes of UTF-8) at `at`; returns where it ends. */
+function writeTextFrame(out: Buffer, at: number, text: string, length: number): number {
+  const header = headerBytes(length);
+  out[at] = 0x81; // FIN + opcode 1 (text)
+  if (header === 2) {
+    out[at + 1] = length;
+  } else if (header === 4) {
+    out[at + 1] = 126;
+    out.writeUInt16BE(length, at + 2);
+  } else {
+    out[at + 1] = 127;
+    out.writeUInt32BE(Math.floor(length / 2 ** 32), at + 2);
+    out.writeUInt32BE(length >>> 0, at + 6);
+  }
+  out.write(text, at + header, length, 'utf8');
+  return at + header + length;
 }
 
 function isWritableSocket(value: unknown): value is Socket {

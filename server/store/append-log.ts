@@ -130,11 +130,13 @@ export class AppendLog<T, K> {
     return this.add(entry).then(() => position);
   }
 
-  /** Appends `entry`; resolves once it is on disk (the promise is shared by the whole batch). */
-  add(entry: T): Promise<void> {
+  /**
+   * Appends `entry`; resolves once it is on disk (the promise is shared by the whole batch). `json`, when given,
+   * is the entry already serialised as JSON.stringify would write it.
+   */
+  add(entry: T, json: string = JSON.stringify(entry)): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
     if (this.#failed) return Promise.reject(this.#failed);
-    const json = JSON.stringify(entry);
     const bytes = Buffer.byteLength(json) + 1;
     const key = this.keyOf(entry);
     this.#note(this.#size, bytes - 1, key);

@@ -217,7 +217,7 @@ describe('socket', () => {
         expect(got.requestId).toMatch(/^invreq_/);
       }
       const sent = await sender.next('sentinviterequest');
-      expect(sent.targetUserId).toBe(bob.id);
+      expect(sent).toEqual({ targetUserId: bob.id, requestId: expect.stringMatching(/^invreq_/) });
       const list = expectOk(await host.post('inviteRequests', { userid: bob.id, tokenContent: bob.token }));
       expect(list.InviteRequests).toEqual([
         expect.objectContaining({
@@ -229,11 +229,20 @@ describe('socket', () => {
       ]);
       // The invite-request log holds it (an event per line).
       const lines = (await readFile(join(host.dir, 'invite-requests.jsonl'), 'utf8')).trim().split('\n');
-      expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+      const line = JSON.parse(lines.at(-1)!) as unknown;
+      expect(line).toEqual({
         t: 'request',
         to: bob.id,
-        request: { requestId: sent.requestId, fromUserId: alice.id, state: 'new' },
+        request: {
+          requestId: sent.requestId,
+          fromUserId: alice.id,
+          sentAt: expect.any(Number),
+          expiresAt: expect.any(Number),
+          state: 'new',
+          updatedAt: expect.any(Number),
+        },
       });
+      expect(lines.at(-1)).toBe(JSON.stringify(line));
       // Alice's own history is untouched.
       expect(
         expectOk(await host.post('inviteRequests', { userid: alice.id, tokenContent: alice.token }))
@@ -254,6 +263,42 @@ describe('socket', () => {
       expect((await sender.next('failedtorequestinvite')).reason).toBe(reason);
       await settle(50);
       expect(carolSocket.count('gotinviterequest')).toBe(0);
+    });
+
+    it('answers a burst of requests once each, in order, and checks a long friend list', async () => {
+      // Bob has 18 friends, past the size where the friend check builds a set.
+      const others: Account[] = [];
+      for (let i = 0; i < 17; i++) {
+        const friend = await signUp(host, `friend${i}`);
+        await befriend(friend, bob);
+        others.push(friend);
+      }
+      await befriend(alice, others[0]!);
+      await befriend(alice, others[1]!);
+      const bobSocket = await connect(bob);
+      const [f0, f1] = [await connect(others[0]!), await connect(others[1]!)];
+      // One socket, three requests in one go: their answers come from one history write.
+      const sender = await connect(alice);
+      for (const target of [bob, others[0]!, others[1]!]) sender.sendJson(request(alice, target.id));
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await sender.next('sentinviterequest'));
+      expect(answers.map((a) => a.targetUserId)).toEqual([bob.id, others[0]!.id, others[1]!.id]);
+      expect(new Set(answers.map((a) => a.requestId)).size).toBe(3);
+      expect((await f0.next('gotinviterequest')).requestId).toBe(answers[1]!.requestId);
+      expect((await f1.next('gotinviterequest')).requestId).toBe(answers[2]!.requestId);
+      // Every friend of Bob reaches him; a stranger does not.
+      for (const friend of others.slice(2)) {
+        (await connect(friend)).sendJson(request(friend, bob.id));
+      }
+      const carolSocket = await connect(carol);
+      carolSocket.sendJson(request(carol, bob.id));
+      expect((await carolSocket.next('failedtorequestinvite')).reason).toBe('NOT_FRIENDS');
+      const from = new Set<unknown>();
+      for (let i = 0; i < 16; i++) from.add((await bobSocket.next('gotinviterequest')).fromUserId);
+      expect(from).toEqual(new Set([alice.id, ...others.slice(2).map((friend) => friend.id)]));
+      await settle(50);
+      expect(bobSocket.count('gotinviterequest')).toBe(0);
+      expect(sender.count('sentinviterequest')).toBe(0);
     });
 
     it('refuses a request to a user who blocked you without saying so', async () => {

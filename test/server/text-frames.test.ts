@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { encodeTextFrame, TextFrameSender } from '../../server/socket/text-frames.js';
+import { encodeTextFrame, encodeTextFrames, TextFrameSender } from '../../server/socket/text-frames.js';
 
 describe('encodeTextFrame', () => {
   it('uses the 7-bit, 16-bit and 64-bit length forms at their boundaries', () => {
@@ -29,6 +29,16 @@ describe('encodeTextFrame', () => {
   });
 });
 
+describe('encodeTextFrames', () => {
+  it('is the frames of each text, back to back', () => {
+    const texts = ['', 'x', 'a'.repeat(125), 'b'.repeat(126), 'héllo 😀', 'c'.repeat(65_536)];
+    expect(encodeTextFrames(texts).equals(Buffer.concat(texts.map((text) => encodeTextFrame(text))))).toBe(
+      true,
+    );
+    expect(encodeTextFrames([]).length).toBe(0);
+  });
+});
+
 describe('TextFrameSender', () => {
   let wss: WebSocketServer | null = null;
   afterEach(async () => {
@@ -39,6 +49,8 @@ describe('TextFrameSender', () => {
   it('delivers every size in order, interleaved with the pings and the close ws writes itself', async () => {
     const texts = ['', 'x', 'a'.repeat(125), 'b'.repeat(126), 'c'.repeat(65_535), 'd'.repeat(65_536)];
     texts.push('e'.repeat(200_000), JSON.stringify({ message: 'héllo', result: { emoji: '😀' } }));
+    // Then some sent together (one write): alone, several, and none at all.
+    const grouped = ['one', 'two', 'f'.repeat(70_000), 'three ✓'];
     wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
     await new Promise<void>((resolve) => wss!.once('listening', () => resolve()));
     wss.on('connection', (ws) => {
@@ -47,6 +59,9 @@ describe('TextFrameSender', () => {
         sender.send(text);
         if (i === 3) ws.ping();
       });
+      sender.sendAll(grouped.slice(0, 1));
+      sender.sendAll(grouped.slice(1));
+      sender.sendAll([]);
       ws.close(1000, 'done');
       sender.send('after close: never sent');
     });
@@ -62,7 +77,7 @@ describe('TextFrameSender', () => {
     const closed = await new Promise<{ code: number; reason: string }>((resolve) =>
       client.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
     );
-    expect(received).toEqual(texts);
+    expect(received).toEqual([...texts, ...grouped]);
     expect(pings).toBe(1);
     expect(closed).toEqual({ code: 1000, reason: 'done' });
   });
@@ -75,8 +90,12 @@ describe('TextFrameSender', () => {
     const sender = new TextFrameSender(fake as unknown as WebSocket);
     sender.send('hello');
     expect(fake.send).toHaveBeenCalledWith('hello');
+    sender.sendAll(['a', 'b']);
+    expect(fake.send).toHaveBeenNthCalledWith(2, 'a');
+    expect(fake.send).toHaveBeenNthCalledWith(3, 'b');
     fake.readyState = WebSocket.CLOSING;
     sender.send('late');
-    expect(fake.send).toHaveBeenCalledTimes(1);
+    sender.sendAll(['late', 'later']);
+    expect(fake.send).toHaveBeenCalledTimes(3);
   });
 });

@@ -5,6 +5,7 @@ import {
   InviteRefusal,
   InviteRequestState,
   jsonNumber,
+  jsonString,
   ServerMessage,
   type InviteRequestDto,
 } from '../protocol/socket.js';
@@ -125,9 +126,9 @@ export async function openInvitesService(
   /** The log line of a request, as JSON.stringify would write the event (built directly: it is on the hot path). */
   function requestLine(to: string, r: StoredInviteRequest): string {
     return (
-      `{"t":"request","to":${JSON.stringify(to)},"request":{"requestId":${JSON.stringify(r.requestId)},` +
-      `"fromUserId":${JSON.stringify(r.fromUserId)},"sentAt":${jsonNumber(r.sentAt)},` +
-      `"expiresAt":${jsonNumber(r.expiresAt)},"state":${JSON.stringify(r.state)},` +
+      `{"t":"request","to":${jsonString(to)},"request":{"requestId":${jsonString(r.requestId)},` +
+      `"fromUserId":${jsonString(r.fromUserId)},"sentAt":${jsonNumber(r.sentAt)},` +
+      `"expiresAt":${jsonNumber(r.expiresAt)},"state":${jsonString(r.state)},` +
       `"updatedAt":${jsonNumber(r.updatedAt)}}}`
     );
   }

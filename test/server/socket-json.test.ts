@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   gotInviteRequestJson,
   jsonNumber,
+  jsonString,
   sentInviteRequestJson,
   ServerMessage,
 } from '../../server/protocol/socket.js';
@@ -40,6 +41,14 @@ describe('hot-path socket messages', () => {
       expect(sentInviteRequestJson(result.targetUserId, result.requestId)).toBe(
         JSON.stringify({ message: ServerMessage.sentInviteRequest, result }),
       );
+    }
+  });
+
+  it('writes strings as JSON.stringify does, for every UTF-16 code unit', () => {
+    for (const text of AWKWARD) expect(jsonString(text)).toBe(JSON.stringify(text));
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const text = `a${String.fromCharCode(unit)}b`;
+      expect(jsonString(text)).toBe(JSON.stringify(text));
     }
   });
 

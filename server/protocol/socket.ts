@@ -123,6 +123,7 @@ export function sentInviteRequestJson(targetUserId: string, requestId: string): 
 }
 
 /** Characters JSON.stringify never escapes (it escapes quotes, backslashes, controls and lone surrogates). */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON must escape
 const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /** A string as JSON.stringify writes it; ids and names, which need no escapes, in half the time. */

@@ -19,6 +19,7 @@ import {
   type Session,
   type SessionValue,
 } from './shared/session.js';
+import { sessionEndedNotice } from './shared/socket-client.js';
 import { SocketProvider } from './shared/socket-context.js';
 import { ToastProvider } from './shared/toast.js';
 import { Spinner } from './shared/ui.js';
@@ -38,8 +39,7 @@ interface SetupInfo {
   source: SecretSource;
 }
 
-const SESSION_ENDED =
-  'Your session has ended: you signed out elsewhere, it expired, or a moderator restricted the account. Sign in again.';
+const SESSION_ENDED = sessionEndedNotice('');
 
 const TITLES: Record<Phase['kind'], string> = {
   loading: 'Hypernex Companion',
@@ -178,11 +178,14 @@ function SignedInApp({
     },
   };
 
-  // The socket closes with "token revoked" when the host ends the session (ban, expiry, sign-out elsewhere).
-  const onRevoked = (): void => {
+  // The socket closes with "token revoked" when the host ends the session (ban, warning, expiry, sign-out
+  // elsewhere); its reason says which.
+  const onRevoked = (why: string): void => {
     if (loadStoredSession()?.tokenContent === session.tokenContent) forgetStoredSession();
     setPhase((old) =>
-      old.kind === 'signedIn' && old.session === session ? { kind: 'signedOut', notice: SESSION_ENDED } : old,
+      old.kind === 'signedIn' && old.session === session
+        ? { kind: 'signedOut', notice: sessionEndedNotice(why) }
+        : old,
     );
   };
 

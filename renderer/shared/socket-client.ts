@@ -1,6 +1,7 @@
 import {
   ClientMessage,
   InviteRefusal,
+  RevokedReason,
   ServerMessage,
   type FailedToRequestInviteResult,
   type FriendStatusResult,
@@ -79,6 +80,18 @@ export interface SocketClientOptions {
 
 /** Close codes the host uses (server/socket/attach.ts). */
 export const SocketCloseCode = { TOKEN_REVOKED: 4001, WRONG_USER: 4003 } as const;
+
+/** What the sign-in screen says after the host ended the session with `why` (the 4001 close reason). */
+export function sessionEndedNotice(why: string): string {
+  switch (why) {
+    case RevokedReason.BANNED:
+      return 'A moderator banned this account, so this session has ended. Sign in to see the reason and until when.';
+    case RevokedReason.WARNED:
+      return 'A moderator warned this account, so this session has ended. Sign in again to read the warning.';
+    default:
+      return 'Your session has ended: you signed out elsewhere, it expired, or a moderator restricted the account. Sign in again.';
+  }
+}
 
 /** After this many failed attempts in a row the indicator says "offline" (retries go on, further apart). */
 export const OFFLINE_AFTER_FAILURES = 3;

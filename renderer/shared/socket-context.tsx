@@ -21,8 +21,8 @@ const SocketContext = createContext<SocketClient | null>(null);
 
 export interface SocketProviderProps {
   session: Session;
-  /** The host ended the session over the socket (token revoked, banned): sign out and say so. */
-  onRevoked(): void;
+  /** The host ended the session over the socket (token revoked, banned): sign out and say why. */
+  onRevoked(why: string): void;
   children: ReactNode;
   connect?: SocketFactory;
 }
@@ -40,7 +40,7 @@ export function SocketProvider({ session, onRevoked, children, connect }: Socket
       }),
   );
 
-  useEffect(() => client.onRevoked(() => onRevoked()), [client, onRevoked]);
+  useEffect(() => client.onRevoked((why) => onRevoked(why)), [client, onRevoked]);
 
   useEffect(() => {
     client.start();

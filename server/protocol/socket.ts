@@ -26,6 +26,14 @@ export const ServerMessage = {
   friendStatus: 'friendstatus',
 } as const;
 
+/** The reason of a 4001 close (the user's token stopped verifying), so a client can say why. */
+export const RevokedReason = {
+  BANNED: 'banned',
+  WARNED: 'warned',
+  /** Expired, signed out, or the password changed. */
+  TOKEN: 'token expired or revoked',
+} as const;
+
 export interface ClientEnvelope {
   userId?: unknown;
   /** Game servers send these instead of userId (reference 8.2). */

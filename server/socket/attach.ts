@@ -6,6 +6,7 @@ import type { HostConfig } from '../config.js';
 import { Status } from '../protocol/enums.js';
 import {
   ClientMessage,
+  RevokedReason,
   sentInviteRequestJson,
   ServerMessage,
   type ClientEnvelope,
@@ -384,9 +385,17 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   function recheck(userId: string): void {
     for (const conn of connections) {
       if (conn.userId === userId && conn.token !== null && !accounts.authenticate(userId, conn.token)) {
-        conn.ws.close(CloseCode.TOKEN_REVOKED, 'token expired or revoked');
+        conn.ws.close(CloseCode.TOKEN_REVOKED, revokedReason(userId));
       }
     }
+  }
+
+  /** Why a user's token stopped verifying, as the close reason: a client can tell a ban from an expiry. */
+  function revokedReason(userId: string): string {
+    const user = users.get(userId);
+    if (user && accounts.isBanned(user)) return RevokedReason.BANNED;
+    if (user?.WarnStatus.isWarned) return RevokedReason.WARNED;
+    return RevokedReason.TOKEN;
   }
 
   const onTokensRevoked = ({ userId }: { userId: string }): void => recheck(userId);
@@ -431,7 +440,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         nowSeconds >= conn.tokenExpiresAt &&
         !accounts.authenticate(conn.userId, conn.token)
       ) {
-        conn.ws.close(CloseCode.TOKEN_REVOKED, 'token expired or revoked');
+        conn.ws.close(CloseCode.TOKEN_REVOKED, revokedReason(conn.userId));
         continue;
       }
       conn.alive = false;

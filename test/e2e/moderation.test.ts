@@ -123,9 +123,10 @@ describe('moderation in a real browser', () => {
     expect(await panel.getByLabel('Reason').inputValue()).toBe('');
     expect(await panel.getByText('A reason is required').count()).toBe(0);
 
-    // Live: the host closes the target's socket and their page returns to sign-in with a reason.
+    // Live: the host closes the target's socket and their page returns to sign-in saying why.
     await target.page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 5000 });
-    expect(await target.page.getByText('Your session has ended').count()).toBe(1);
+    expect(await target.page.getByText('A moderator banned this account').count()).toBe(1);
+    await target.page.screenshot({ path: '/tmp/ui-moderation-signed-out-live.png' });
     await signIn(target.page, 'Tara', PASSWORD);
     await target.page.getByRole('heading', { name: 'Tara is banned' }).waitFor();
     expect(await target.page.getByText('Spamming invite requests').count()).toBe(1);

@@ -7,6 +7,7 @@ import {
   OFFLINE_AFTER_FAILURES,
   parseServerMessage,
   reconnectDelay,
+  sessionEndedNotice,
   SocketClient,
   socketUrlFor,
   type SocketEvent,
@@ -211,11 +212,20 @@ describe('socket client against a real host', () => {
       banDescription: '',
       timeEnd: Math.floor(Date.now() / 1000) + 3600,
     });
-    await vi.waitFor(() => expect(revoked).toHaveLength(1));
+    await vi.waitFor(() => expect(revoked).toEqual(['banned']));
+    expect(sessionEndedNotice(revoked[0]!)).toMatch(/banned this account/);
     expect(c.status()).toMatchObject({ health: 'offline', retryAt: null });
     c.retryNow();
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(c.status().connection).toBe(1);
+  });
+
+  it('words the sign-in notice by why the host ended the session', () => {
+    expect(sessionEndedNotice('banned')).toMatch(/banned this account/);
+    expect(sessionEndedNotice('warned')).toMatch(/warned this account/);
+    for (const why of ['token expired or revoked', '', 'anything else']) {
+      expect(sessionEndedNotice(why)).toMatch(/^Your session has ended/);
+    }
   });
 
   it('ends the session when the token is refused at verification', async () => {

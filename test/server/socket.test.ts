@@ -115,7 +115,7 @@ describe('socket', () => {
       const a2 = await TestSocket.verified(host.server.url, alice.id, second);
       sockets.push(a2);
       expectOk(await host.post('logout', { userid: alice.id, tokenContent: alice.token }));
-      expect((await a1.waitClosed()).code).toBe(4001);
+      expect(await a1.waitClosed()).toEqual({ code: 4001, reason: 'token expired or revoked' });
       expect(a2.closed).toBeNull();
 
       const user = host.server.users.get(alice.id)!;
@@ -128,8 +128,19 @@ describe('socket', () => {
         BanDescription: 'y',
       };
       host.server.events.emit('tokensRevoked', { userId: alice.id });
-      expect((await a2.waitClosed()).code).toBe(4001);
+      // The reason says why, so a client can tell a ban from an expired session.
+      expect(await a2.waitClosed()).toEqual({ code: 4001, reason: 'banned' });
       expect(host.server.hub.isConnected(alice.id)).toBe(false);
+
+      const b = await connect(bob);
+      host.server.users.get(bob.id)!.WarnStatus = {
+        isWarned: true,
+        TimeWarned: now,
+        WarnReason: 'x',
+        WarnDescription: 'y',
+      };
+      host.server.events.emit('tokensRevoked', { userId: bob.id });
+      expect(await b.waitClosed()).toEqual({ code: 4001, reason: 'warned' });
     });
 
     it('closes a socket whose token expired, at the next heartbeat', async () => {

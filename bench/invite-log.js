@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { BenchError, RM_OPTIONS } from './lib.js';
 
 const MODULE = fileURLToPath(new URL('../dist/server/store/append-log.js', import.meta.url));
+const INVITES = fileURLToPath(new URL('../dist/server/services/invites.js', import.meta.url));
 
 async function main() {
   const { values } = parseArgs({
@@ -26,6 +27,8 @@ async function main() {
   if (!(count > 0) || !(rounds > 0)) throw new BenchError('--entries and --rounds take positive numbers');
   if (!existsSync(MODULE)) throw new BenchError('build the server first: npx tsc -p tsconfig.build.json');
   const { AppendLog } = await import(pathToFileURL(MODULE).href);
+  // The service's own line builder, as its compactions use.
+  const { inviteEventJson } = await import(pathToFileURL(INVITES).href);
   const dir = await mkdtemp(join(os.tmpdir(), 'hypernex-invite-log-bench-'));
   try {
     // The shape the invites service writes: one request line per kept request.
@@ -47,7 +50,7 @@ async function main() {
       const delay = monitorEventLoopDelay({ resolution: 1 });
       delay.enable();
       const started = performance.now();
-      await log.compact(entries);
+      await log.compact(entries, inviteEventJson);
       const ms = performance.now() - started;
       delay.disable();
       console.log(

@@ -9,6 +9,9 @@ import { CorruptDataFileError, syncDir } from './durable-file.js';
  * are read back by offset. A log whose old lines stop mattering (invite requests past the history bound) can be
  * compacted: replaced whole by what is live.
  */
+/** Entries serialised per write while compacting: a few milliseconds of work between yields. */
+const COMPACT_SLICE = 2000;
+
 export interface LogIndexEntry<K> {
   offset: number;
   length: number;
@@ -71,6 +74,11 @@ export class AppendLog<T, K> {
 
   get length(): number {
     return this.#count;
+  }
+
+  /** Whether a compaction is under way (a call now would only join it). */
+  get compacting(): boolean {
+    return this.#compacting !== null;
   }
 
   /** Bytes on disk (acknowledged entries only). */
@@ -181,8 +189,11 @@ export class AppendLog<T, K> {
    * Replaces the log by `entries`, the live state now (it must include what every append so far recorded):
    * written beside it, synced and renamed over it. Appends not yet written resolve with it, later ones go to the
    * new file. Positions from before are meaningless afterwards. On failure the old log stays and nothing is lost.
+   * `serialize`, when given, writes an entry as JSON.stringify would. The new file is written in slices of
+   * COMPACT_SLICE entries, one write each, so serialising a large log never holds the event loop for long; an
+   * entry changed meanwhile is written as it is then (its own append, after, says the same).
    */
-  compact(entries: T[]): Promise<void> {
+  compact(entries: T[], serialize: (entry: T) => string = JSON.stringify): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
     if (this.#compacting) return this.#compacting;
     // Covered by `entries`: they resolve once the new file is durable.
@@ -192,10 +203,26 @@ export class AppendLog<T, K> {
       while (this.#flushing) await this.#flushing;
       const temp = `${this.path}.compact`;
       try {
-        const lines = entries.map((entry) => Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8'));
+        const index: Array<LogIndexEntry<K>> = [];
+        let size = 0;
         const file = await open(temp, 'w');
         try {
-          await file.write(Buffer.concat(lines));
+          for (let start = 0; start < entries.length; start += COMPACT_SLICE) {
+            const end = Math.min(entries.length, start + COMPACT_SLICE);
+            const lines: string[] = [];
+            for (let at = start; at < end; at++) {
+              const json = serialize(entries[at]!);
+              lines.push(json);
+              if (this.#index) {
+                const length = Buffer.byteLength(json);
+                index.push({ offset: size, length, key: this.keyOf(entries[at]!) });
+                size += length + 1;
+              }
+            }
+            const chunk = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+            if (!this.#index) size += chunk.length;
+            await file.write(chunk);
+          }
           if (this.fsync) await file.sync();
         } finally {
           await file.close();
@@ -205,15 +232,12 @@ export class AppendLog<T, K> {
         const handle = await open(this.path, 'a+');
         await this.handle.close().catch(() => undefined);
         this.handle = handle;
-        if (this.#index) this.#index.length = 0;
-        this.#count = 0;
-        let offset = 0;
-        entries.forEach((entry, at) => {
-          const line = lines[at]!;
-          this.#note(offset, line.length - 1, this.keyOf(entry));
-          offset += line.length;
-        });
-        this.#size = offset;
+        if (this.#index) {
+          this.#index.length = 0;
+          for (const entry of index) this.#index.push(entry);
+        }
+        this.#count = entries.length;
+        this.#size = size;
         // Appends made since the call were indexed against the old file: index them again, after the new content.
         const later = this.#pending;
         later.keys.forEach((key, at) => {

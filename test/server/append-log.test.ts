@@ -72,6 +72,29 @@ describe('append log', () => {
     expect(seen.map((line) => line.n)).toEqual([4, 6, 7, 8]);
   });
 
+  it('compacts a log larger than one slice with a given serializer, indexing every entry', async () => {
+    const l = await open();
+    await l.append({ n: -1 });
+    const live = Array.from({ length: 12_345 }, (_, n) => ({ n }));
+    const calls: number[] = [];
+    const compacting = l.compact(live, (line) => {
+      calls.push(line.n);
+      return JSON.stringify(line);
+    });
+    expect(l.compacting).toBe(true);
+    // Appends made while the slices are written land after them.
+    const after = l.append({ n: 99_999 });
+    await Promise.all([compacting, after]);
+    expect(l.compacting).toBe(false);
+    expect(calls).toEqual(live.map((line) => line.n));
+    expect(l.length).toBe(12_346);
+    for (const at of [0, 4_999, 5_000, 12_344]) expect(await l.read(at)).toEqual({ n: at });
+    expect(await l.read(12_345)).toEqual({ n: 99_999 });
+    const disk = await onDisk();
+    expect(disk.length).toBe(12_346);
+    expect(disk.at(-1)).toBe(99_999);
+  });
+
   it('opened with indexed: false, counts its entries (also across compaction) but cannot read them back', async () => {
     await writeFile(path, '{"n":1}\n{"n":2}\n');
     const l = (log = await AppendLog.open<Line, number>(path, (line) => line.n, { indexed: false }));

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AppendLog } from '../../server/store/append-log.js';
 import { expectOk, signUp, startHost, tempDir, type Account, type TestHost } from './helpers.js';
 import { TestSocket } from './socket-client.js';
 
@@ -97,6 +98,38 @@ describe('invite request history', () => {
     expect(requestIdsIn(lines)).not.toContain(sent[0]);
     host = await startHost(settings, { dir });
     expect((await history(host, bob)).map((r) => r.requestId)).toEqual(newestFirst);
+  });
+
+  it('compacts once when the threshold is crossed by a burst, while requests keep coming', async () => {
+    host = await startHost(settings, { dir });
+    const [alice, bob] = await friends(host);
+    const target = await TestSocket.verified(host.server.url, bob.id, bob.token);
+    const sender = await TestSocket.verified(host.server.url, alice.id, alice.token);
+    sockets.push(target, sender);
+    const compact = vi.spyOn(AppendLog.prototype, 'compact');
+    try {
+      // All in flight at once: the requests past the 1,000th line arrive while the compaction is under way.
+      for (let i = 0; i < 1100; i++) {
+        sender.sendJson({
+          userId: alice.id,
+          tokenContent: alice.token,
+          message: 'RequestInvite',
+          args: { targetUserId: bob.id },
+        });
+      }
+      const sent: string[] = [];
+      for (let i = 0; i < 1100; i++) sent.push((await sender.next('sentinviterequest')).requestId as string);
+      expect(compact).toHaveBeenCalledTimes(1);
+      expect((await history(host, bob)).map((r) => r.requestId)).toEqual(sent.slice(-25).reverse());
+      await host.close();
+      const lines = await logOnDisk();
+      expect(lines.length).toBeLessThan(200);
+      expect(requestIdsIn(lines)).toEqual(expect.arrayContaining(sent.slice(-25)));
+      host = await startHost(settings, { dir });
+      expect((await history(host, bob)).map((r) => r.requestId)).toEqual(sent.slice(-25).reverse());
+    } finally {
+      compact.mockRestore();
+    }
   });
 
   it('writes a changed state to the log and reads it back after a restart', async () => {

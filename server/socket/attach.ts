@@ -114,14 +114,20 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   };
   server.on('upgrade', handleUpgrade);
 
+  /** Closes with `code`, after writing the frames queued for the socket (a close would drop them). */
+  function closeSocket(conn: Connection, code: number, reason: string): void {
+    conn.out.flush();
+    conn.ws.close(code, reason);
+  }
+
   function send(conn: Connection, message: string, result: Record<string, unknown>): void {
     conn.out.send(JSON.stringify({ message, result }));
   }
 
   /**
    * sentinviterequest answers waiting for the history write that makes their request durable. Requests of the
-   * same tick share that write (the log's group commit), so they are answered together: one promise reaction per
-   * write, and a socket owed several answers gets them in one socket write.
+   * same tick share that write (the log's group commit), so they are answered together, with one promise reaction
+   * per write instead of one per request (a socket owed several answers then gets them in one socket write).
    */
   let waiting: { saved: Promise<void>; answers: Array<{ conn: Connection; text: string }> } | null = null;
 
@@ -132,7 +138,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       saved.then(
         () => {
           if (waiting === group) waiting = null;
-          sendGrouped(group.answers);
+          for (const answer of group.answers) answer.conn.out.send(answer.text);
         },
         (error: unknown) => {
           if (waiting === group) waiting = null;
@@ -141,18 +147,6 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       );
     }
     waiting.answers.push({ conn, text });
-  }
-
-  /** Sends each text to its connection, one write per connection. */
-  function sendGrouped(answers: ReadonlyArray<{ conn: Connection; text: string }>): void {
-    if (answers.length === 1) return answers[0]!.conn.out.send(answers[0]!.text);
-    const byConnection = new Map<Connection, string[]>();
-    for (const { conn, text } of answers) {
-      const texts = byConnection.get(conn);
-      if (texts) texts.push(text);
-      else byConnection.set(conn, [text]);
-    }
-    for (const [conn, texts] of byConnection) conn.out.sendAll(texts);
   }
 
   function friendStatus(userId: string): void {
@@ -258,7 +252,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     if (conn.gameServerId !== null) {
       // A verified game server: every message names it, and never a user.
       if (envelope.userId !== undefined || envelope.gameServerId !== conn.gameServerId) {
-        conn.ws.close(CloseCode.WRONG_GAME_SERVER, 'message for another sender');
+        closeSocket(conn, CloseCode.WRONG_GAME_SERVER, 'message for another sender');
         return;
       }
       dispatchGameServer(conn.gameServerId, name, envelope.args);
@@ -282,7 +276,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
           return;
         }
         if (serverToken !== undefined) {
-          conn.ws.close(CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token not accepted');
+          closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token not accepted');
           return;
         }
         send(conn, ServerMessage.authFailed, {
@@ -309,7 +303,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       send(conn, ServerMessage.authenticated, { userId: user.Id });
       if (first) friendStatus(user.Id);
     } else if (envelope.userId !== undefined && envelope.userId !== conn.userId) {
-      conn.ws.close(CloseCode.WRONG_USER, 'message for another user');
+      closeSocket(conn, CloseCode.WRONG_USER, 'message for another user');
       return;
     }
     dispatch(conn, conn.userId, name, envelope.args);
@@ -385,7 +379,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   function recheck(userId: string): void {
     for (const conn of connections) {
       if (conn.userId === userId && conn.token !== null && !accounts.authenticate(userId, conn.token)) {
-        conn.ws.close(CloseCode.TOKEN_REVOKED, revokedReason(userId));
+        closeSocket(conn, CloseCode.TOKEN_REVOKED, revokedReason(userId));
       }
     }
   }
@@ -403,7 +397,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   const onGameServerTokenRevoked = ({ tokenId }: { tokenId: string }): void => {
     for (const conn of connections) {
       if (conn.gameServerTokenId === tokenId)
-        conn.ws.close(CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token revoked');
+        closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token revoked');
     }
   };
   events.on('tokensRevoked', onTokensRevoked);
@@ -430,7 +424,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         conn.gameServerId === null &&
         now - conn.openedAt > limits.verifyTimeoutMs
       ) {
-        conn.ws.close(CloseCode.NOT_VERIFIED_IN_TIME, 'not verified in time');
+        closeSocket(conn, CloseCode.NOT_VERIFIED_IN_TIME, 'not verified in time');
         continue;
       }
       // Only an expiring token needs a look here (a clock comparison, no hashing per socket per tick).
@@ -440,7 +434,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         nowSeconds >= conn.tokenExpiresAt &&
         !accounts.authenticate(conn.userId, conn.token)
       ) {
-        conn.ws.close(CloseCode.TOKEN_REVOKED, revokedReason(conn.userId));
+        closeSocket(conn, CloseCode.TOKEN_REVOKED, revokedReason(conn.userId));
         continue;
       }
       conn.alive = false;

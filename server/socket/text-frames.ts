@@ -2,14 +2,19 @@ import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 
 /**
- * Writes server text frames to a `ws` socket as one buffer and one write each.
+ * Writes server text frames to a `ws` socket: the frames of one turn of the event loop as one buffer and one
+ * write, at the end of that turn.
  *
  * `ws` frames a message as two writes (header, then payload) inside cork/uncork, which Node turns into a writev
  * with its bookkeeping: on a busy socket server that bookkeeping is a tenth of the time spent per message. A
  * server frame is unmasked and, with permessage-deflate off (as we configure it), is just a 2-, 4- or 10-byte
- * header and the UTF-8 payload, so we build it whole and write it to the TCP socket directly. Order with the
- * frames `ws` writes itself (ping, close) is kept: both write synchronously to the same socket, and `ws` queues
- * nothing of its own when compression is off.
+ * header and the UTF-8 payload, so we build it whole and write it to the TCP socket directly.
+ *
+ * Frames are queued and written when the event loop has handled the I/O it was woken for (`setImmediate`): a
+ * socket owed several frames by then gets one write, and the writes of a turn go out back to back, which costs
+ * the kernel less than the same writes spread between reads (6-7% less CPU per invite request, bench/socket.js).
+ * Frames `ws` writes itself (ping, pong) may go before queued ones; `flush()` writes the queue at once and must
+ * precede a close, or what is queued is dropped with the socket.
  *
  * When the TCP socket is not reachable (a `ws` release that renames its internals) this falls back to
  * `ws.send`, so only speed depends on the internals, never behaviour.
@@ -17,6 +22,8 @@ import { WebSocket } from 'ws';
 export class TextFrameSender {
   readonly #ws: WebSocket;
   readonly #raw: Socket | null;
+  /** Texts queued this turn, in order; null when nothing is. */
+  #queued: string[] | null = null;
 
   constructor(ws: WebSocket) {
     this.#ws = ws;
@@ -24,27 +31,45 @@ export class TextFrameSender {
     this.#raw = isWritableSocket(raw) ? raw : null;
   }
 
+  /** Queues `text` as one frame, written at the end of this turn of the event loop. */
   send(text: string): void {
     if (this.#ws.readyState !== WebSocket.OPEN) return;
-    const raw = this.#raw;
-    if (raw === null || raw.destroyed || !raw.writable) {
-      this.#ws.send(text);
+    if (this.#queued !== null) {
+      this.#queued.push(text);
       return;
     }
-    raw.write(encodeTextFrame(text));
+    this.#queued = [text];
+    due.push(this);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushDue);
+    }
   }
 
-  /** Sends `texts` as one frame each, in order, in one write. */
-  sendAll(texts: readonly string[]): void {
-    if (texts.length === 1) return this.send(texts[0]!);
+  /** Writes what is queued now, in one write. */
+  flush(): void {
+    const texts = this.#queued;
+    if (texts === null) return;
+    this.#queued = null;
     if (this.#ws.readyState !== WebSocket.OPEN) return;
     const raw = this.#raw;
     if (raw === null || raw.destroyed || !raw.writable) {
       for (const text of texts) this.#ws.send(text);
       return;
     }
-    raw.write(encodeTextFrames(texts));
+    raw.write(texts.length === 1 ? encodeTextFrame(texts[0]!) : encodeTextFrames(texts));
   }
+}
+
+/** Senders with frames queued this turn (one may appear twice after a flush of its own; the second is a no-op). */
+let due: TextFrameSender[] = [];
+let flushScheduled = false;
+
+function flushDue(): void {
+  flushScheduled = false;
+  const senders = due;
+  due = [];
+  for (const sender of senders) sender.flush();
 }
 
 /** One unmasked, final text frame (RFC 6455 section 5.2) holding `text` as UTF-8. */

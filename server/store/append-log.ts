@@ -190,10 +190,11 @@ export class AppendLog<T, K> {
    * written beside it, synced and renamed over it. Appends not yet written resolve with it, later ones go to the
    * new file. Positions from before are meaningless afterwards. On failure the old log stays and nothing is lost.
    * `serialize`, when given, writes an entry as JSON.stringify would. The new file is written in slices of
-   * COMPACT_SLICE entries, one write each, so serialising a large log never holds the event loop for long; an
-   * entry changed meanwhile is written as it is then (its own append, after, says the same).
+   * COMPACT_SLICE entries, one write each, so a large log never holds the event loop for long. `entries` is read
+   * slice by slice as the writes go, so it may be lazy, but which entries it holds must be fixed at the call: the
+   * appends made since follow the new content. An entry object changed meanwhile is written as it is then.
    */
-  compact(entries: T[], serialize: (entry: T) => string = JSON.stringify): Promise<void> {
+  compact(entries: Iterable<T>, serialize: (entry: T) => string = JSON.stringify): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
     if (this.#compacting) return this.#compacting;
     // Covered by `entries`: they resolve once the new file is durable.
@@ -205,20 +206,28 @@ export class AppendLog<T, K> {
       try {
         const index: Array<LogIndexEntry<K>> = [];
         let size = 0;
+        let count = 0;
         const file = await open(temp, 'w');
         try {
-          for (let start = 0; start < entries.length; start += COMPACT_SLICE) {
-            const end = Math.min(entries.length, start + COMPACT_SLICE);
+          const iterator = entries[Symbol.iterator]();
+          for (let done = false; !done;) {
             const lines: string[] = [];
-            for (let at = start; at < end; at++) {
-              const json = serialize(entries[at]!);
+            while (lines.length < COMPACT_SLICE) {
+              const next = iterator.next();
+              if (next.done) {
+                done = true;
+                break;
+              }
+              const json = serialize(next.value);
               lines.push(json);
               if (this.#index) {
                 const length = Buffer.byteLength(json);
-                index.push({ offset: size, length, key: this.keyOf(entries[at]!) });
+                index.push({ offset: size, length, key: this.keyOf(next.value) });
                 size += length + 1;
               }
             }
+            if (lines.length === 0) break;
+            count += lines.length;
             const chunk = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
             if (!this.#index) size += chunk.length;
             await file.write(chunk);
@@ -236,7 +245,7 @@ export class AppendLog<T, K> {
           this.#index.length = 0;
           for (const entry of index) this.#index.push(entry);
         }
-        this.#count = entries.length;
+        this.#count = count;
         this.#size = size;
         // Appends made since the call were indexed against the old file: index them again, after the new content.
         const later = this.#pending;

@@ -210,14 +210,10 @@ export class AppendLog<T, K> {
         const file = await open(temp, 'w');
         try {
           const iterator = entries[Symbol.iterator]();
-          for (let done = false; !done;) {
+          let next = iterator.next();
+          while (!next.done) {
             const lines: string[] = [];
-            while (lines.length < COMPACT_SLICE) {
-              const next = iterator.next();
-              if (next.done) {
-                done = true;
-                break;
-              }
+            for (; !next.done && lines.length < COMPACT_SLICE; next = iterator.next()) {
               const json = serialize(next.value);
               lines.push(json);
               if (this.#index) {
@@ -226,7 +222,6 @@ export class AppendLog<T, K> {
                 size += length + 1;
               }
             }
-            if (lines.length === 0) break;
             count += lines.length;
             const chunk = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
             if (!this.#index) size += chunk.length;

@@ -1,7 +1,6 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { resolveConfig, type ConfigOverrides, type HostConfig } from './config.js';
 import { createHttpApp } from './http/app.js';
@@ -25,15 +24,17 @@ import { createPopularityService, POPULARITY, type PopularityService } from './s
 import { createSearchService, type SearchService } from './services/search.js';
 import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
 import { Store } from './store/store.js';
-import { AppendLog } from './store/append-log.js';
 import {
   createModerationService,
   logKeyOf,
+  MODERATION_LOG,
+  MODERATION_LOG_FILE,
   type LogKey,
   type ModerationLogEntry,
   type ModerationService,
 } from './services/moderation.js';
 import { USERS, UsersRepo } from './store/users.js';
+import { hostSettings, SETTINGS } from './store/settings.js';
 
 export interface HostServer {
   readonly config: HostConfig;
@@ -84,6 +85,7 @@ export const COLLECTIONS = [
   GAME_SERVER_TOKENS,
   INVITE_CODES,
   POPULARITY,
+  SETTINGS,
 ];
 
 export interface HostCore {
@@ -126,23 +128,17 @@ export async function openHost(
     options.logger ?? pino({ level: process.env.HYPERNEX_LOG_LEVEL ?? config.logLevel, base: undefined });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
-  const store = await Store.open(config.dataDir, COLLECTIONS, {
-    fsync: config.fsync,
-    clock: () => clock.now(),
-  });
-  let modLog: AppendLog<ModerationLogEntry, LogKey> | null = null;
+  const store = await Store.open(
+    config.dataDir,
+    {
+      collections: COLLECTIONS,
+      logs: [{ name: MODERATION_LOG, file: MODERATION_LOG_FILE, keyOf: logKeyOf }],
+    },
+    { fsync: config.fsync, clock: () => clock.now(), logger: log },
+  );
   let invitesOpened: InvitesService | null = null;
   try {
-    const latestByTarget = new Map<string, ModerationLogEntry>();
-    modLog = await AppendLog.open<ModerationLogEntry, LogKey>(
-      join(config.dataDir, 'moderation-log.jsonl'),
-      logKeyOf,
-      {
-        fsync: config.fsync,
-        onEntry: (entry) => latestByTarget.set(entry.targetUserId, entry),
-      },
-    );
-    const moderationLog = modLog;
+    const moderationLog = store.log<ModerationLogEntry, LogKey>(MODERATION_LOG);
     const users = new UsersRepo(store);
     const events = new HostEvents();
     const hub = new SocketHub();
@@ -172,7 +168,7 @@ export async function openHost(
     const deps = { config, store, users, clock, ids, presence, events, passwords };
     const inviteCodes = createInviteCodes(deps);
     const requireInviteCode = (): boolean =>
-      store.meta.data.settings?.requireInviteCode ?? config.requireInviteCode;
+      hostSettings(store).requireInviteCode ?? config.requireInviteCode;
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
@@ -216,10 +212,8 @@ export async function openHost(
     const moderation = createModerationService({
       ...deps,
       log: moderationLog,
-      content: { deleteAvatar: uploads.deleteAvatar, deleteWorld: uploads.deleteWorld },
+      content: uploads,
     });
-    const recovered = await moderation.recover(latestByTarget);
-    if (recovered > 0) log.info({ recovered }, 'finished moderation actions interrupted by a crash');
     await setup.init();
     return {
       config,
@@ -244,8 +238,9 @@ export async function openHost(
       hub,
       events,
       async close() {
-        await popularity.flush();
-        await moderationLog.close();
+        await popularity
+          .flush()
+          .catch((error: unknown) => log.error({ err: error }, 'popularity flush failed at close'));
         await invites.close();
         await store.close();
       },
@@ -255,7 +250,6 @@ export async function openHost(
       port: () => port,
     };
   } catch (error) {
-    await modLog?.close();
     await invitesOpened?.close();
     await store.close();
     throw error;

@@ -12,7 +12,15 @@ import {
 } from '../protocol/schemas.js';
 import type { PrivateUserDto, PublicUserDto, TokenDto } from '../protocol/types.js';
 import { AppError } from '../errors.js';
-import { newUserRecord, type StoredToken, type StoredUser } from '../store/users.js';
+import {
+  BY_EMAIL,
+  BY_NAME,
+  newUserRecord,
+  UsersRepo,
+  type StoredToken,
+  type StoredUser,
+} from '../store/users.js';
+import type { Tx } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from './urls.js';
 import { createLoginThrottle } from './login-throttle.js';
@@ -39,7 +47,7 @@ export type LoginOutcome =
 export interface AccountsService {
   createUser(
     input: CreateUserRequest,
-    options?: { rank?: Rank; skipInviteCode?: boolean },
+    options?: { rank?: Rank; skipInviteCode?: boolean; inTx?: (t: Tx) => void },
   ): Promise<{
     user: StoredUser;
     token: TokenDto;
@@ -63,7 +71,8 @@ export interface AccountsService {
   isBanned(user: StoredUser): boolean;
   privateView(user: StoredUser, currentToken: string | null): PrivateUserDto;
   publicView(user: StoredUser): PublicUserDto;
-  updateBio(user: StoredUser, bio: unknown): Promise<void>;
+  /** Returns the new Bio. */
+  updateBio(user: StoredUser, bio: unknown): Promise<StoredUser['Bio']>;
   enable2fa(user: StoredUser): Promise<string>;
   verify2fa(user: StoredUser, code: string): Promise<boolean>;
   remove2fa(user: StoredUser): Promise<void>;
@@ -137,7 +146,8 @@ export function createAccountsService(
     return user;
   }
 
-  function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean): void {
+  /** `t` given: the uniqueness checks read through the transaction (so a concurrent sign-up conflicts). */
+  function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean, t?: Tx): void {
     const fields: Record<string, string> = {};
     const usernameIssue = usernameProblem(input.username);
     if (usernameIssue) fields.username = `Username ${usernameIssue}`;
@@ -153,12 +163,17 @@ export function createAccountsService(
           : ErrorCode.INVALID_EMAIL;
       throw new AppError(code, `Failed to create user! ${Object.values(fields).join('; ')}.`, fields);
     }
-    if (users.byUsername(input.username)) {
+    const inTx = t ? UsersRepo.in(t) : null;
+    const nameTaken = inTx
+      ? inTx.find(BY_NAME, input.username.toLowerCase())
+      : users.byUsername(input.username);
+    const emailTaken = inTx ? inTx.find(BY_EMAIL, input.email.toLowerCase()) : users.byEmail(input.email);
+    if (nameTaken) {
       throw new AppError(ErrorCode.USERNAME_TAKEN, 'Failed to create user! That username is taken.', {
         username: 'Username is taken',
       });
     }
-    if (users.byEmail(input.email)) {
+    if (emailTaken) {
       throw new AppError(ErrorCode.EMAIL_TAKEN, 'Failed to create user! That email is already used.', {
         email: 'Email is already used by another account',
       });
@@ -214,8 +229,6 @@ export function createAccountsService(
     async createUser(input, options = {}) {
       checkNewAccount(input, options.skipInviteCode ?? false);
       const hashed = await passwords.hash(input.password);
-      // Hashing awaited: check again, another request may have taken the name meanwhile.
-      checkNewAccount(input, options.skipInviteCode ?? false);
       const token = newToken('account-create');
       const user = newUserRecord({
         id: ids.id('user'),
@@ -226,12 +239,16 @@ export function createAccountsService(
         token: token.stored,
         now: unixSeconds(clock),
       });
-      const codeUse =
-        !options.skipInviteCode && deps.requireInviteCode()
-          ? deps.inviteCodes.claim(input.inviteCode ?? '', user.Id)
-          : null;
-      await store.commit(codeUse ? [users.insert(user), codeUse] : [users.insert(user)]);
-      return { user, token: token.dto };
+      const stored = await store.tx((t) => {
+        // Checked again in the commit: another sign-up may have taken the name while the password hashed.
+        checkNewAccount(input, options.skipInviteCode ?? false, t);
+        if (!options.skipInviteCode && deps.requireInviteCode()) {
+          deps.inviteCodes.claim(t, input.inviteCode ?? '', user.Id);
+        }
+        options.inTx?.(t);
+        return UsersRepo.in(t).put(user.Id, user);
+      });
+      return { user: stored, token: token.dto };
     },
 
     async login(input, remote = 'local') {
@@ -257,38 +274,49 @@ export function createAccountsService(
       }
       throttle.succeed(throttleKey);
       const now = unixSeconds(clock);
-      const changes = [];
-      if (user.BanStatus.isBanned) {
-        if (user.BanStatus.BanEnd > now) return { kind: 'banned', banStatus: { ...user.BanStatus } };
-        user.BanStatus.isBanned = false;
+      if (user.BanStatus.isBanned && user.BanStatus.BanEnd > now) {
+        return { kind: 'banned', banStatus: { ...user.BanStatus } };
       }
       if (user.is2FAVerified && user.TwoFA) {
         if (!input.twofacode) return { kind: 'missing2fa' };
         if (!checkTotp(user.TwoFA.base32, input.twofacode, clock.now())) return { kind: 'incorrect2fa' };
       }
-      pruneTokens(user);
       const token = newToken(normaliseApp(input.app));
-      user.AccountTokens.push(token.stored);
-      let warned: StoredUser['WarnStatus'] | null = null;
-      if (user.WarnStatus.isWarned) {
-        warned = { ...user.WarnStatus };
-        user.WarnStatus.isWarned = false;
-      }
-      changes.push(users.touch(user));
-      await store.commit(changes);
-      if (warned) return { kind: 'warned', token: token.dto, user, warnStatus: warned };
-      return { kind: 'correct', token: token.dto, user };
+      return store.tx((t): LoginOutcome => {
+        const current = UsersRepo.in(t).get(user.Id)!;
+        // A ban may have come while the password was checked.
+        if (current.BanStatus.isBanned && current.BanStatus.BanEnd > now) {
+          return { kind: 'banned', banStatus: { ...current.BanStatus } };
+        }
+        let warned: StoredUser['WarnStatus'] | null = null;
+        const updated = UsersRepo.in(t).update(user.Id, (draft) => {
+          if (draft.BanStatus.isBanned) draft.BanStatus.isBanned = false;
+          pruneTokens(draft);
+          draft.AccountTokens.push(token.stored);
+          if (draft.WarnStatus.isWarned) {
+            warned = { ...draft.WarnStatus };
+            draft.WarnStatus.isWarned = false;
+          }
+        });
+        if (warned) return { kind: 'warned', token: token.dto, user: updated, warnStatus: warned };
+        return { kind: 'correct', token: token.dto, user: updated };
+      });
     },
 
     async logout(userId, tokenContent) {
       const user = users.get(userId);
       if (!user) return false;
-      const token = findToken(user, tokenContent);
-      if (!token) return false;
-      user.AccountTokens = user.AccountTokens.filter((t) => t !== token);
-      await store.commit([users.touch(user)]);
-      events.emit('tokensRevoked', { userId });
-      return true;
+      if (!findToken(user, tokenContent)) return false;
+      return store.tx((t) => {
+        const current = UsersRepo.in(t).get(userId);
+        const token = current && findToken(current, tokenContent);
+        if (!token) return false;
+        UsersRepo.in(t).update(userId, (draft) => {
+          draft.AccountTokens = draft.AccountTokens.filter((stored) => stored.hash !== token.hash);
+        });
+        t.afterCommit(() => events.emit('tokensRevoked', { userId }));
+        return true;
+      });
     },
 
     privateView(user, currentToken) {
@@ -371,11 +399,15 @@ export function createAccountsService(
         throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! Check the marked fields.', fields);
       }
       const { Pronouns, ...rest } = input;
-      Object.assign(user.Bio, rest);
-      if (Pronouns === 'remove') delete user.Bio.Pronouns;
-      else if (Pronouns !== undefined) user.Bio.Pronouns = Pronouns;
-      await store.commit([users.touch(user)]);
-      events.emit('bioUpdated', { userId: user.Id });
+      return store.tx((t) => {
+        const updated = UsersRepo.in(t).update(user.Id, (draft) => {
+          Object.assign(draft.Bio, rest);
+          if (Pronouns === 'remove') delete draft.Bio.Pronouns;
+          else if (Pronouns !== undefined) draft.Bio.Pronouns = Pronouns;
+        });
+        t.afterCommit(() => events.emit('bioUpdated', { userId: user.Id }));
+        return updated.Bio;
+      });
     },
 
     async enable2fa(user) {
@@ -386,24 +418,36 @@ export function createAccountsService(
         );
       }
       const secret = new Secret({ size: 20 });
-      user.TwoFA = { base32: secret.base32 };
-      await store.commit([users.touch(user)]);
+      await store.tx((t) => {
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.TwoFA = { base32: secret.base32 };
+        });
+      });
       return totpFor(secret.base32, user.Username).toString();
     },
 
     async verify2fa(user, code) {
       if (!user.TwoFA)
         throw new AppError(ErrorCode.TWO_FA_NOT_ENABLED, 'Invalid 2FA Code! Call enable2fa first.');
-      if (!checkTotp(user.TwoFA.base32, code, clock.now())) return false;
-      user.is2FAVerified = true;
-      await store.commit([users.touch(user)]);
-      return true;
+      const base32 = user.TwoFA.base32;
+      if (!checkTotp(base32, code, clock.now())) return false;
+      return store.tx((t) => {
+        // The secret checked must still be the pending one (enable2fa may have run again meanwhile).
+        if (UsersRepo.in(t).get(user.Id)?.TwoFA?.base32 !== base32) return false;
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.is2FAVerified = true;
+        });
+        return true;
+      });
     },
 
     async remove2fa(user) {
-      user.TwoFA = null;
-      user.is2FAVerified = false;
-      await store.commit([users.touch(user)]);
+      await store.tx((t) => {
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.TwoFA = null;
+          draft.is2FAVerified = false;
+        });
+      });
     },
 
     async changePassword(user, newPassword) {
@@ -413,11 +457,15 @@ export function createAccountsService(
           newPassword: `Password ${issue}`,
         });
       }
-      user.HashedPassword = await passwords.hash(newPassword);
-      // As the real server: a password change signs out every session.
-      user.AccountTokens = [];
-      await store.commit([users.touch(user)]);
-      events.emit('tokensRevoked', { userId: user.Id });
+      const hashed = await passwords.hash(newPassword);
+      await store.tx((t) => {
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.HashedPassword = hashed;
+          // As the real server: a password change signs out every session.
+          draft.AccountTokens = [];
+        });
+        t.afterCommit(() => events.emit('tokensRevoked', { userId: user.Id }));
+      });
     },
   };
 

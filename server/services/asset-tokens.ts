@@ -62,17 +62,16 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
         dateExpire: now + ASSET_TOKEN_SECONDS,
         app: 'unknown',
       };
-      const kept = live(found.asset).slice(-(MAX_TOKENS - 1));
-      found.asset.Tokens = [
-        ...kept,
-        {
-          hash: sha256(content).toString('hex'),
-          dateCreated: now,
-          dateExpire: token.dateExpire,
-          app: 'unknown',
-        },
-      ];
-      await uploads.saveAssetTokens(found.kind, found.asset);
+      const added: StoredAssetToken = {
+        hash: sha256(content).toString('hex'),
+        dateCreated: now,
+        dateExpire: token.dateExpire,
+        app: 'unknown',
+      };
+      await uploads.saveAssetTokens<StoredAssetToken>(found.kind, found.asset.Id, (tokens) => [
+        ...tokens.filter((t) => t.dateExpire > now).slice(-(MAX_TOKENS - 1)),
+        added,
+      ]);
       return token;
     },
 
@@ -86,12 +85,14 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
       if (found.asset.OwnerId !== caller.Id)
         throw new AppError(ErrorCode.NOT_OWNER, 'Failed to remove Token! You do not own that asset.');
       const given = sha256(assetToken).toString('hex');
-      const before = found.asset.Tokens ?? [];
-      const after = before.filter((t) => t.hash !== given);
-      if (after.length === before.length)
+      let removed = false;
+      await uploads.saveAssetTokens<StoredAssetToken>(found.kind, found.asset.Id, (tokens) => {
+        const after = tokens.filter((t) => t.hash !== given);
+        removed = after.length < tokens.length;
+        return after;
+      });
+      if (!removed)
         throw new AppError(ErrorCode.NOT_FOUND, 'Failed to remove Token! That token does not exist.');
-      found.asset.Tokens = after;
-      await uploads.saveAssetTokens(found.kind, found.asset);
     },
 
     /** True when `token` is a live asset token of the avatar or world with id `assetId`. */

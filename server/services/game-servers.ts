@@ -60,18 +60,21 @@ export function createGameServerTokens(
         createdAt: unixSeconds(clock),
         createdBy,
       };
-      await store.commit([tokens.put(record.id, record)]);
+      await store.tx((t) => t.repo<StoredGameServerToken>(GAME_SERVER_TOKENS).put(record.id, record));
       const { hash: _hash, ...dto } = record;
       return { token, record: dto };
     },
 
     async revoke(id: string): Promise<void> {
-      if (!tokens.get(id))
-        throw new AppError(ErrorCode.NOT_FOUND, 'No game-server token has that id.', {
-          tokenId: 'not found',
-        });
-      await store.commit([tokens.remove(id)]);
-      events.emit('gameServerTokenRevoked', { tokenId: id });
+      await store.tx((t) => {
+        const repo = t.repo<StoredGameServerToken>(GAME_SERVER_TOKENS);
+        if (!repo.get(id))
+          throw new AppError(ErrorCode.NOT_FOUND, 'No game-server token has that id.', {
+            tokenId: 'not found',
+          });
+        repo.remove(id);
+        t.afterCommit(() => events.emit('gameServerTokenRevoked', { tokenId: id }));
+      });
     },
   };
 }

@@ -1,6 +1,6 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
-import type { Change, Collection } from '../store/store.js';
+import type { Collection, Tx } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
 
@@ -63,9 +63,11 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
      * Checks `code` for a sign-up; returns the change that records its use (to commit with the new user), or
      * null for a code from the host configuration. Throws when the code cannot be used.
      */
-    claim(code: string, userId: string | null): Change | null {
-      if (code !== '' && config.globalInviteCodes.includes(code)) return null;
-      const stored = code === '' ? undefined : find(code);
+    claim(t: Tx | null, code: string, userId: string | null): void {
+      if (code !== '' && config.globalInviteCodes.includes(code)) return;
+      const found = code === '' ? undefined : find(code);
+      // Inside a transaction the newest version counts (two sign-ups racing for a single-use code).
+      const stored = found && t ? t.repo<StoredInviteCode>(INVITE_CODES).get(found.id) : found;
       const now = unixSeconds(clock);
       if (!stored || !usable(stored, now)) {
         const why = !stored
@@ -81,10 +83,11 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
           inviteCode: why,
         });
       }
-      // A null user only checks the code, e.g. before spending time on hashing a password.
-      if (userId === null) return null;
-      stored.uses.push({ userId, at: now });
-      return codes.put(stored.id, stored);
+      // No transaction or user only checks the code, e.g. before spending time on hashing a password.
+      if (t === null || userId === null) return;
+      t.repo<StoredInviteCode>(INVITE_CODES).update(stored.id, (draft) => {
+        draft.uses.push({ userId, at: now });
+      });
     },
 
     async create(input: { label: string; singleUse: boolean; expiresInSeconds: number }, createdBy: string) {
@@ -101,16 +104,19 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
         uses: [],
         revoked: false,
       };
-      await store.commit([codes.put(stored.id, stored)]);
-      return { code, record: dto(stored) };
+      const saved = await store.tx((t) => t.repo<StoredInviteCode>(INVITE_CODES).put(stored.id, stored));
+      return { code, record: dto(saved) };
     },
 
     async revoke(id: string): Promise<void> {
-      const stored = codes.get(id);
-      if (!stored)
-        throw new AppError(ErrorCode.NOT_FOUND, 'No invite code has that id.', { codeId: 'not found' });
-      stored.revoked = true;
-      await store.commit([codes.put(id, stored)]);
+      await store.tx((t) => {
+        const repo = t.repo<StoredInviteCode>(INVITE_CODES);
+        if (!repo.get(id))
+          throw new AppError(ErrorCode.NOT_FOUND, 'No invite code has that id.', { codeId: 'not found' });
+        repo.update(id, (draft) => {
+          draft.revoked = true;
+        });
+      });
     },
 
     list(): InviteCodeDto[] {

@@ -12,7 +12,6 @@ import {
 import { AppError } from '../errors.js';
 import { join } from 'node:path';
 import { AppendLog } from '../store/append-log.js';
-import type { Change } from '../store/store.js';
 import { unixSeconds, type Notifier, type Presence, type ServiceDeps } from './context.js';
 
 /** The invite-request history: an append-only log of events (a request, a change of state), compacted. */
@@ -307,7 +306,7 @@ export async function openInvitesService(
       if (legacy.size === 0) return;
       // Into the log first; a crash before the old records go only repeats this (known ids are skipped).
       const moved: Array<Promise<void>> = [];
-      const changes: Change[] = [];
+      const emptied: string[] = [];
       const known = new Set<string>();
       for (const inbox of inboxes.values()) for (const request of inbox) known.add(request.requestId);
       for (const inbox of [...legacy.values()]) {
@@ -317,10 +316,13 @@ export async function openInvitesService(
           file(inbox.userId, { ...old });
           moved.push(record({ t: 'request', to: inbox.userId, request: { ...old } }));
         }
-        changes.push(legacy.remove(inbox.userId));
+        emptied.push(inbox.userId);
       }
       await Promise.all(moved);
-      await store.commit(changes);
+      await store.tx((t) => {
+        const repo = t.repo<LegacyInbox>(LEGACY_INVITE_INBOXES);
+        for (const userId of emptied) repo.remove(userId);
+      });
     },
 
     /** Waits for the log's last appends and closes it. */

@@ -13,8 +13,10 @@ import {
 } from '../protocol/schemas.js';
 import type { BanStatusDto, WarnStatusDto } from '../protocol/types.js';
 import { AppError } from '../errors.js';
-import type { AppendLog } from '../store/append-log.js';
-import type { StoredUser } from '../store/users.js';
+import type { StoreLog } from '../store/store-log.js';
+import type { Tx } from '../store/store.js';
+import { UsersRepo, type StoredUser } from '../store/users.js';
+import type { StoredFile } from './uploads.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { createKeyedSerial } from './serial.js';
 
@@ -53,7 +55,11 @@ export interface LogKey {
   action: ModerationAction;
 }
 
-export type ModerationLog = AppendLog<ModerationLogEntry, LogKey>;
+/** The store log that holds the moderation log (moderation-log.jsonl). */
+export const MODERATION_LOG = 'moderation';
+export const MODERATION_LOG_FILE = 'moderation-log.jsonl';
+
+export type ModerationLog = StoreLog<ModerationLogEntry, LogKey>;
 
 export const logKeyOf = (entry: ModerationLogEntry): LogKey => ({
   targetUserId: entry.targetUserId,
@@ -61,10 +67,11 @@ export const logKeyOf = (entry: ModerationLogEntry): LogKey => ({
   action: entry.action,
 });
 
-/** Deletes uploaded content; provided by the uploads service. */
+/** Deletes uploaded content inside a moderation commit; provided by the uploads service. */
 export interface ContentRemover {
-  deleteAvatar(avatarId: string): Promise<boolean>;
-  deleteWorld(worldId: string): Promise<boolean>;
+  /** Stages the removal in `t`; the files to delete once it is durable, or null when there is no such asset. */
+  deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): StoredFile[] | null;
+  removeFiles(files: StoredFile[]): Promise<void>;
 }
 
 const SUCCESS: Record<ModerationAction, string> = {
@@ -89,6 +96,8 @@ export function createModerationService(
   /** Log positions per target, oldest first, for the panel's "recent actions". */
   const byTarget = new Map<string, number[]>();
   for (let i = 0; i < log.length; i++) indexTarget(log.indexAt(i)!.key.targetUserId, i);
+  // Entries arrive once their commit is durable, whoever made it.
+  log.onAppend((entry, position) => indexTarget(entry.targetUserId, position));
 
   function indexTarget(targetUserId: string, position: number): void {
     const list = byTarget.get(targetUserId);
@@ -332,51 +341,67 @@ export function createModerationService(
       const input = parsed.data as Record<string, unknown>;
 
       return onTarget(targetUserId, async () => {
-        const target = users.get(targetUserId);
-        if (!target)
-          fail(ErrorCode.USER_NOT_FOUND, 'Could not find user!', { targetUserId: 'no user has that id' });
-        if (target.Id === caller.Id) fail(ErrorCode.CANNOT_MODERATE_SELF, 'You cannot moderate yourself.');
-        if (target.Rank >= caller.Rank) {
-          fail(
-            ErrorCode.TARGET_RANK_TOO_HIGH,
-            `You can only act on users ranked below you; ${target.Username} is ${RANK_NAMES[target.Rank]}.`,
-          );
-        }
-        const before = stateOf(target);
-        const { after, fields } = plan(known, caller, target, input);
-        const entry: ModerationLogEntry = {
-          id: deps.ids.id('modlog'),
-          seq: store.nextSeq(),
-          time: unixSeconds(clock),
-          moderatorId: caller.Id,
-          moderatorName: caller.Username,
-          action: known,
-          targetUserId: target.Id,
-          targetName: target.Username,
-          fields,
-          before,
-          after,
-        };
-        if (known === 'deleteavatar' || known === 'deleteworld') {
-          const removed =
-            known === 'deleteavatar'
-              ? await deps.content?.deleteAvatar(fields.avatarId as string)
-              : await deps.content?.deleteWorld(fields.worldId as string);
-          if (!removed) {
+        // The action, its effect and its log entry are one commit: all of them or none.
+        const { entry, doomed } = await store.tx((t) => {
+          const repo = UsersRepo.in(t);
+          const target = repo.get(targetUserId);
+          if (!target)
+            fail(ErrorCode.USER_NOT_FOUND, 'Could not find user!', { targetUserId: 'no user has that id' });
+          // The caller as of this commit: a rank lowered meanwhile counts.
+          const acting = repo.get(caller.Id) ?? caller;
+          if (target.Id === acting.Id) fail(ErrorCode.CANNOT_MODERATE_SELF, 'You cannot moderate yourself.');
+          if (acting.Rank < Rank.Moderator) {
             fail(
-              ErrorCode.CONTENT_NOT_FOUND,
-              known === 'deleteavatar' ? 'Failed to remove avatar!' : 'Failed to remove world!',
+              ErrorCode.NOT_A_MODERATOR,
+              'Invalid permissions! Moderation needs rank Moderator or higher.',
             );
           }
-          indexTarget(target.Id, await log.append(entry));
-          return { action: known, state: stateOf(target), entry };
-        }
-        // The log entry goes first: if the process dies before the user is written, startup finishes the job.
-        indexTarget(target.Id, await log.append(entry));
-        applyState(target, after, known);
-        await store.commit([users.touch(target)]);
-        if (known === 'banuser' || known === 'warnuser') events.emit('tokensRevoked', { userId: target.Id });
-        return { action: known, state: stateOf(target), entry };
+          if (target.Rank >= acting.Rank) {
+            fail(
+              ErrorCode.TARGET_RANK_TOO_HIGH,
+              `You can only act on users ranked below you; ${target.Username} is ${RANK_NAMES[target.Rank]}.`,
+            );
+          }
+          const before = stateOf(target);
+          const { after, fields } = plan(known, acting, target, input);
+          const entry: ModerationLogEntry = {
+            id: deps.ids.id('modlog'),
+            seq: 0,
+            time: unixSeconds(clock),
+            moderatorId: acting.Id,
+            moderatorName: acting.Username,
+            action: known,
+            targetUserId: target.Id,
+            targetName: target.Username,
+            fields,
+            before,
+            after,
+          };
+          let doomed: StoredFile[] | null = null;
+          if (known === 'deleteavatar' || known === 'deleteworld') {
+            doomed =
+              deps.content?.deleteAssetIn(
+                t,
+                known === 'deleteavatar' ? 'avatar' : 'world',
+                (known === 'deleteavatar' ? fields.avatarId : fields.worldId) as string,
+              ) ?? null;
+            if (!doomed) {
+              fail(
+                ErrorCode.CONTENT_NOT_FOUND,
+                known === 'deleteavatar' ? 'Failed to remove avatar!' : 'Failed to remove world!',
+              );
+            }
+          } else {
+            repo.update(target.Id, (draft) => applyState(draft, after, known));
+          }
+          t.append(MODERATION_LOG, entry);
+          if (known === 'banuser' || known === 'warnuser') {
+            t.afterCommit(() => events.emit('tokensRevoked', { userId: target.Id }));
+          }
+          return { entry, doomed };
+        });
+        if (doomed) await deps.content?.removeFiles(doomed);
+        return { action: known, state: stateOf(users.get(targetUserId)!), entry };
       });
     },
 
@@ -431,20 +456,6 @@ export function createModerationService(
           return { ...stateOf(user), RecentActions: await Promise.all(positions.map((p) => log.read(p))) };
         }),
       );
-    },
-
-    /** Startup: finish actions whose log entry is on disk but whose user write was lost. */
-    async recover(latest: Map<string, ModerationLogEntry>): Promise<number> {
-      let fixed = 0;
-      for (const entry of latest.values()) {
-        if (entry.action === 'deleteavatar' || entry.action === 'deleteworld') continue;
-        const user = users.get(entry.targetUserId);
-        if (!user || users.seqOf(user.Id) > entry.seq) continue;
-        applyState(user, entry.after, entry.action);
-        await store.commit([users.touch(user)]);
-        fixed++;
-      }
-      return fixed;
     },
   };
 }

@@ -1,4 +1,3 @@
-import type { Collection, Change } from '../store/store.js';
 import type { ServiceDeps } from './context.js';
 
 export const POPULARITY = 'popularity';
@@ -53,7 +52,11 @@ export function createPopularityService(
   },
 ) {
   const { store, clock } = deps;
-  const records: Collection<Record_> = store.collection<Record_>(POPULARITY);
+  // Usage counts change on every instance opened: they are counted in memory (a working copy of the stored
+  // records) and written every few seconds; a crash loses at most those seconds of counting, nothing acknowledged.
+  const records = new Map<string, Record_>();
+  for (const record of store.collection<Record_>(POPULARITY).values())
+    records.set(record.id, structuredClone(record));
   const dirty = new Set<string>();
   const rankings = new Map<string, { at: number; list: PopularityDto[]; pages: Map<string, string> }>();
 
@@ -75,7 +78,7 @@ export function createPopularityService(
       bump(record.five, now - (now % (5 * MINUTE)), now - 2 * HOUR);
       bump(record.hours, now - (now % HOUR), now - 2 * DAY);
       bump(record.days, now - (now % DAY), now - 366 * DAY);
-      records.put(id, record);
+      records.set(id, record);
       dirty.add(id);
     },
 
@@ -112,19 +115,28 @@ export function createPopularityService(
     },
 
     forget(id: string): void {
-      if (records.get(id)) {
-        records.remove(id);
-        dirty.add(id);
-      }
+      if (records.delete(id)) dirty.add(id);
     },
 
     /** Writes the counts changed since the last flush. */
     async flush(): Promise<void> {
       if (dirty.size === 0) return;
-      const changes: Change[] = [...dirty].map((id) => ({ collection: POPULARITY, id }));
+      const ids = [...dirty];
       dirty.clear();
-      // One record per commit: the counts are independent, no journal needed.
-      await Promise.all(changes.map((change) => store.commit([change])));
+      try {
+        await store.tx((t) => {
+          const repo = t.repo<Record_>(POPULARITY);
+          for (const id of ids) {
+            const record = records.get(id);
+            if (record) repo.put(id, structuredClone(record));
+            else if (repo.has(id)) repo.remove(id);
+          }
+        });
+      } catch (error) {
+        // Written with the next flush.
+        for (const id of ids) dirty.add(id);
+        throw error;
+      }
     },
   };
 }

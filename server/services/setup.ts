@@ -8,6 +8,7 @@ import type { TokenDto } from '../protocol/types.js';
 import type { AccountsService } from './accounts.js';
 import type { ServiceDeps } from './context.js';
 import { sha256 } from './secrets.js';
+import { hostSettings, updateHostSettings } from '../store/settings.js';
 
 /**
  * First-run owner bootstrap (SPEC section 2). While no owner exists, the host holds a one-time setup secret in
@@ -27,16 +28,15 @@ export function createSetupService(
 
   async function markDone(): Promise<void> {
     secret = null;
-    if (!store.meta.data.ownerSetupDone) {
-      store.meta.data.ownerSetupDone = true;
-      await store.meta.write();
+    if (!hostSettings(store).ownerSetupDone) {
+      await store.tx((t) => updateHostSettings(t, store, { ownerSetupDone: true }));
     }
   }
 
   return {
     /** Prepares the secret if setup is still needed; returns it (or null when an owner exists). */
     async init(): Promise<string | null> {
-      if (store.meta.data.ownerSetupDone || ownerExists()) {
+      if (hostSettings(store).ownerSetupDone || ownerExists()) {
         await markDone();
         return null;
       }
@@ -64,9 +64,14 @@ export function createSetupService(
       }
       const created = await accounts.createUser(
         { username: input.username, password: input.password, email: input.email },
-        { rank: Rank.Owner, skipInviteCode: true },
+        // The owner and "setup done" are one commit: a crash cannot leave an owner with the secret still open.
+        {
+          rank: Rank.Owner,
+          skipInviteCode: true,
+          inTx: (t) => updateHostSettings(t, store, { ownerSetupDone: true }),
+        },
       );
-      await markDone();
+      secret = null;
       return created;
     },
     /** Called when an owner was created another way (CLI). */

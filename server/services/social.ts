@@ -1,6 +1,6 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
-import type { StoredUser } from '../store/users.js';
+import { UsersRepo, type StoredUser } from '../store/users.js';
 import type { ServiceDeps } from './context.js';
 
 export type SocialAction =
@@ -109,14 +109,16 @@ export function createSocialService(deps: Pick<ServiceDeps, 'users' | 'store' | 
         });
       }
       if (other.Id === me.Id) refuse(action, 'You cannot do that to yourself.');
-      // Validate and mutate copies, so a refusal halfway leaves the stored users as they were.
-      const meDraft = structuredClone(me);
-      const otherDraft = structuredClone(other);
-      apply(action, meDraft, otherDraft);
-      Object.assign(me, meDraft);
-      Object.assign(other, otherDraft);
-      await store.commit([users.touch(me), users.touch(other)]);
-      events.emit('socialChanged', { userIds: [me.Id, other.Id] });
+      await store.tx((t) => {
+        const repo = UsersRepo.in(t);
+        // Validate and change copies of the newest versions: a refusal halfway changes nothing.
+        const meDraft = structuredClone(repo.get(me.Id)!);
+        const otherDraft = structuredClone(repo.get(other.Id)!);
+        apply(action, meDraft, otherDraft);
+        repo.put(me.Id, meDraft);
+        repo.put(other.Id, otherDraft);
+        t.afterCommit(() => events.emit('socialChanged', { userIds: [me.Id, other.Id] }));
+      });
     },
   };
 }

@@ -20,9 +20,9 @@ import {
   type WorldMetaDto,
 } from '../protocol/uploads.js';
 import { AppError } from '../errors.js';
-import { readJsonFile, writeFileAtomic } from '../store/durable-file.js';
-import type { Change, Collection } from '../store/store.js';
-import type { StoredUser } from '../store/users.js';
+import { readJsonFile, syncDir, writeFileAtomic } from '../store/durable-file.js';
+import type { Collection, Tx } from '../store/store.js';
+import { UsersRepo, type StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { createKeyedSerial } from './serial.js';
 import { isUrlAllowed } from './urls.js';
@@ -71,6 +71,12 @@ export interface ChunkInput {
 }
 
 const SAFE_CHUNK_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Names that prove a file is ours: temp uploads, per-user folders, stored files, chunk-set contents. */
+const TEMP_FILE = /^[0-9a-f]{32}\.part$/;
+const USER_FOLDER = /^user_[A-Za-z0-9-]{1,64}$/;
+const STORED_FILE = /^(file_[A-Za-z0-9-]{1,64})(\.[A-Za-z0-9]{1,8})?$/;
+const CHUNK_FILE = /^(\d{1,6}\.part|meta\.json|meta\.json\.tmp)$/;
 
 function newChunkId(): string {
   // 50 characters of 0-9A-Za-z as the reference; rejection sampling keeps it uniform.
@@ -230,7 +236,7 @@ export function createUploadsService(
     chunkSetTtlSeconds: number;
   },
 ) {
-  const { config, store, users, clock, ids, log } = deps;
+  const { config, store, clock, ids, log } = deps;
   const files: Collection<StoredFile> = store.collection<StoredFile>(FILES);
   const avatars: Collection<AvatarMetaDto> = store.collection<AvatarMetaDto>(AVATARS);
   const worlds: Collection<WorldMetaDto> = store.collection<WorldMetaDto>(WORLDS);
@@ -389,8 +395,15 @@ export function createUploadsService(
       OriginalName: originalName.split(/[\\/]/).pop()!.slice(0, 255),
       DateUploaded: unixSeconds(clock),
     };
-    await mkdir(join(filesDir, user.Id), { recursive: true });
+    const userDir = join(filesDir, user.Id);
+    const created = await mkdir(userDir, { recursive: true });
     await rename(temp.path, pathOf(record));
+    // The rename lives in the folder: synced before the record commits, or a power cut could leave a record
+    // whose file is gone.
+    if (config.fsync) {
+      await syncDir(userDir);
+      if (created !== undefined) await syncDir(filesDir);
+    }
     return record;
   }
 
@@ -416,114 +429,156 @@ export function createUploadsService(
     };
   }
 
+  /** The asset `id` as the transaction sees it, refused unless `user` still owns it. */
+  function ownedIn<T extends AvatarMetaDto | WorldMetaDto>(
+    t: Tx,
+    kind: 'avatar' | 'world',
+    id: string,
+    user: StoredUser,
+  ): T {
+    const asset = t.repo<T>(kind === 'avatar' ? AVATARS : WORLDS).get(id);
+    const label = kind === 'avatar' ? 'Avatar' : 'World';
+    if (!asset) {
+      throw new AppError(
+        ErrorCode.CONTENT_NOT_FOUND,
+        `Failed to upload ${label}! No ${kind} has the Id ${id}.`,
+        {
+          [`${kind}Meta.Id`]: `no ${kind} with this id`,
+        },
+      );
+    }
+    if (asset.OwnerId !== user.Id) {
+      throw new AppError(ErrorCode.NOT_OWNER, `Failed to upload ${label}! You do not own that ${kind}.`, {
+        [`${kind}Meta.Id`]: `belongs to someone else`,
+      });
+    }
+    return asset;
+  }
+
   async function saveAvatar(user: StoredUser, meta: AvatarMetaInput, record: StoredFile): Promise<string> {
     const now = unixSeconds(clock);
-    const changes: Change[] = [files.put(record.FileId, record)];
-    let replaced: StoredFile[] = [];
-    let avatar: AvatarMetaDto;
-    const existing = meta.Id ? avatars.get(meta.Id) : undefined;
-    if (existing) {
-      const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
-      replaced = old.map((b) => files.get(b.FileId)).filter((f): f is StoredFile => f !== undefined);
-      avatar = {
-        ...existing,
-        Publicity: meta.Publicity,
-        Name: meta.Name,
-        Description: meta.Description,
-        Tags: [...meta.Tags],
-        ImageURL: meta.ImageURL,
-        Builds: [
-          ...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform),
-          { FileId: record.FileId, BuildPlatform: meta.BuildPlatform },
-        ],
-        DateUpdated: now,
-      };
-      unindex('avatar', existing);
-    } else {
-      avatar = {
-        Id: ids.id('avatar'),
-        OwnerId: user.Id,
-        Publicity: meta.Publicity,
-        Name: meta.Name,
-        Description: meta.Description,
-        Tags: [...meta.Tags],
-        ImageURL: meta.ImageURL,
-        Builds: [{ FileId: record.FileId, BuildPlatform: meta.BuildPlatform }],
-        DateCreated: now,
-        DateUpdated: now,
-      };
-      user.Avatars = [...user.Avatars, avatar.Id];
-      changes.push(users.touch(user));
-    }
-    changes.push(avatars.put(avatar.Id, avatar));
-    for (const old of replaced) changes.push(files.remove(old.FileId));
-    indexAvatar(avatar);
-    contentVersion++;
-    await store.commit(changes);
+    const { avatar, replaced } = await store.tx((t) => {
+      const fileRepo = t.repo<StoredFile>(FILES);
+      fileRepo.put(record.FileId, record);
+      let replaced: StoredFile[] = [];
+      let avatar: AvatarMetaDto;
+      const existing = meta.Id ? ownedIn<AvatarMetaDto>(t, 'avatar', meta.Id, user) : undefined;
+      if (existing) {
+        const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
+        replaced = old.map((b) => fileRepo.get(b.FileId)).filter((f): f is StoredFile => f !== undefined);
+        avatar = {
+          ...existing,
+          Publicity: meta.Publicity,
+          Name: meta.Name,
+          Description: meta.Description,
+          Tags: [...meta.Tags],
+          ImageURL: meta.ImageURL,
+          Builds: [
+            ...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform),
+            { FileId: record.FileId, BuildPlatform: meta.BuildPlatform },
+          ],
+          DateUpdated: now,
+        };
+      } else {
+        avatar = {
+          Id: ids.id('avatar'),
+          OwnerId: user.Id,
+          Publicity: meta.Publicity,
+          Name: meta.Name,
+          Description: meta.Description,
+          Tags: [...meta.Tags],
+          ImageURL: meta.ImageURL,
+          Builds: [{ FileId: record.FileId, BuildPlatform: meta.BuildPlatform }],
+          DateCreated: now,
+          DateUpdated: now,
+        };
+        const avatarId = avatar.Id;
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.Avatars.push(avatarId);
+        });
+      }
+      const saved = t.repo<AvatarMetaDto>(AVATARS).put(avatar.Id, avatar);
+      for (const file of replaced) fileRepo.remove(file.FileId);
+      t.afterCommit(() => {
+        if (existing) unindex('avatar', existing);
+        indexAvatar(saved);
+        contentVersion++;
+      });
+      return { avatar: saved, replaced };
+    });
     await removeFiles(replaced);
     return avatar.Id;
   }
 
   async function saveWorld(user: StoredUser, meta: WorldMetaInput, record: StoredFile): Promise<string> {
     const now = unixSeconds(clock);
-    const changes: Change[] = [files.put(record.FileId, record)];
-    let replaced: StoredFile[] = [];
-    let world: WorldMetaDto;
     const build = {
       FileId: record.FileId,
       BuildPlatform: meta.BuildPlatform,
       ServerScripts: [...meta.ServerScripts],
     };
-    const existing = meta.Id ? worlds.get(meta.Id) : undefined;
-    if (existing) {
-      const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
-      const keptScripts = new Set(
-        [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build]
-          .flatMap((b) => b.ServerScripts)
-          .map(fileIdOfUrl),
-      );
-      const doomedIds = old.flatMap((b) => [
-        b.FileId,
-        // The old build's scripts go too, unless a remaining build still uses them.
-        ...b.ServerScripts.map(fileIdOfUrl).filter((id): id is string => id !== null && !keptScripts.has(id)),
-      ]);
-      replaced = doomedIds
-        .map((id) => files.get(id))
-        .filter((f): f is StoredFile => f !== undefined && f.UserId === existing.OwnerId);
-      world = {
-        ...existing,
-        Publicity: meta.Publicity,
-        Name: meta.Name,
-        Description: meta.Description,
-        Tags: [...meta.Tags],
-        ThumbnailURL: meta.ThumbnailURL,
-        IconURLs: [...meta.IconURLs],
-        Builds: [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build],
-        DateUpdated: now,
-      };
-      unindex('world', existing);
-    } else {
-      world = {
-        Id: ids.id('world'),
-        OwnerId: user.Id,
-        Publicity: meta.Publicity,
-        Name: meta.Name,
-        Description: meta.Description,
-        Tags: [...meta.Tags],
-        ThumbnailURL: meta.ThumbnailURL,
-        IconURLs: [...meta.IconURLs],
-        Builds: [build],
-        DateCreated: now,
-        DateUpdated: now,
-      };
-      user.Worlds = [...user.Worlds, world.Id];
-      changes.push(users.touch(user));
-    }
-    changes.push(worlds.put(world.Id, world));
-    for (const old of replaced) changes.push(files.remove(old.FileId));
-    indexWorld(world);
-    contentVersion++;
-    await store.commit(changes);
+    const { world, replaced } = await store.tx((t) => {
+      const fileRepo = t.repo<StoredFile>(FILES);
+      fileRepo.put(record.FileId, record);
+      let replaced: StoredFile[] = [];
+      let world: WorldMetaDto;
+      const existing = meta.Id ? ownedIn<WorldMetaDto>(t, 'world', meta.Id, user) : undefined;
+      if (existing) {
+        const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
+        const keptScripts = new Set(
+          [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build]
+            .flatMap((b) => b.ServerScripts)
+            .map(fileIdOfUrl),
+        );
+        const doomedIds = old.flatMap((b) => [
+          b.FileId,
+          // The old build's scripts go too, unless a remaining build still uses them.
+          ...b.ServerScripts.map(fileIdOfUrl).filter(
+            (id): id is string => id !== null && !keptScripts.has(id),
+          ),
+        ]);
+        replaced = doomedIds
+          .map((id) => fileRepo.get(id))
+          .filter((f): f is StoredFile => f !== undefined && f.UserId === existing.OwnerId);
+        world = {
+          ...existing,
+          Publicity: meta.Publicity,
+          Name: meta.Name,
+          Description: meta.Description,
+          Tags: [...meta.Tags],
+          ThumbnailURL: meta.ThumbnailURL,
+          IconURLs: [...meta.IconURLs],
+          Builds: [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build],
+          DateUpdated: now,
+        };
+      } else {
+        world = {
+          Id: ids.id('world'),
+          OwnerId: user.Id,
+          Publicity: meta.Publicity,
+          Name: meta.Name,
+          Description: meta.Description,
+          Tags: [...meta.Tags],
+          ThumbnailURL: meta.ThumbnailURL,
+          IconURLs: [...meta.IconURLs],
+          Builds: [build],
+          DateCreated: now,
+          DateUpdated: now,
+        };
+        const worldId = world.Id;
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.Worlds.push(worldId);
+        });
+      }
+      const saved = t.repo<WorldMetaDto>(WORLDS).put(world.Id, world);
+      for (const file of replaced) fileRepo.remove(file.FileId);
+      t.afterCommit(() => {
+        if (existing) unindex('world', existing);
+        indexWorld(saved);
+        contentVersion++;
+      });
+      return { world: saved, replaced };
+    });
     await removeFiles(replaced);
     return world.Id;
   }
@@ -604,7 +659,7 @@ export function createUploadsService(
     }
     const record = await place(user, temp, originalName, type);
     try {
-      await store.commit([files.put(record.FileId, record)]);
+      await store.tx((t) => t.repo<StoredFile>(FILES).put(record.FileId, record));
     } catch (error) {
       await discardPlaced(record);
       throw error;
@@ -612,30 +667,45 @@ export function createUploadsService(
     return { message: 'Uploaded File!', result: { UploadData: uploadData(record) } };
   }
 
-  async function deleteAsset(kind: 'avatar' | 'world', id: string): Promise<boolean> {
-    return serial(id, async () => {
-      const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
-      if (!asset) return false;
-      const owner = users.get(asset.OwnerId);
-      const scriptIds =
-        kind === 'world'
-          ? (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)).filter(
-              (fid): fid is string => fid !== null && (scriptUsers.get(fid)?.size ?? 0) <= 1,
-            )
-          : [];
-      const doomed = [...asset.Builds.map((b) => b.FileId), ...scriptIds]
-        .map((fid) => files.get(fid))
-        .filter((f): f is StoredFile => f !== undefined && f.UserId === asset.OwnerId);
-      const changes: Change[] = [kind === 'avatar' ? avatars.remove(id) : worlds.remove(id)];
-      for (const file of doomed) changes.push(files.remove(file.FileId));
-      if (owner) {
-        if (kind === 'avatar') owner.Avatars = owner.Avatars.filter((a) => a !== id);
-        else owner.Worlds = owner.Worlds.filter((w) => w !== id);
-        changes.push(users.touch(owner));
-      }
+  /**
+   * Removes an avatar or world, its build files and the scripts no other world uses, and its id from its owner,
+   * in transaction `t`. Returns the files to delete from disk once the commit is durable, or null when there is
+   * no such asset.
+   */
+  function deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): StoredFile[] | null {
+    const assets = t.repo<AvatarMetaDto | WorldMetaDto>(kind === 'avatar' ? AVATARS : WORLDS);
+    const fileRepo = t.repo<StoredFile>(FILES);
+    const asset = assets.get(id);
+    if (!asset) return null;
+    const scriptIds =
+      kind === 'world'
+        ? (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)).filter(
+            (fid): fid is string => fid !== null && (scriptUsers.get(fid)?.size ?? 0) <= 1,
+          )
+        : [];
+    const doomed = [...asset.Builds.map((b) => b.FileId), ...scriptIds]
+      .map((fid) => fileRepo.get(fid))
+      .filter((f): f is StoredFile => f !== undefined && f.UserId === asset.OwnerId);
+    assets.remove(id);
+    for (const file of doomed) fileRepo.remove(file.FileId);
+    const owners = UsersRepo.in(t);
+    if (owners.get(asset.OwnerId)) {
+      owners.update(asset.OwnerId, (draft) => {
+        if (kind === 'avatar') draft.Avatars = draft.Avatars.filter((a) => a !== id);
+        else draft.Worlds = draft.Worlds.filter((w) => w !== id);
+      });
+    }
+    t.afterCommit(() => {
       unindex(kind, asset);
       contentVersion++;
-      await store.commit(changes);
+    });
+    return doomed;
+  }
+
+  async function deleteAsset(kind: 'avatar' | 'world', id: string): Promise<boolean> {
+    return serial(id, async () => {
+      const doomed = await store.tx((t) => deleteAssetIn(t, kind, id));
+      if (!doomed) return false;
       await removeFiles(doomed);
       return true;
     });
@@ -645,9 +715,30 @@ export function createUploadsService(
     return unixSeconds(clock) - set.updatedAt > deps.chunkSetTtlSeconds;
   }
 
+  /** Deletes a chunk set's parts and meta (only files of ours: a stranger's file stays, and so does the folder). */
   async function dropChunkSet(chunkId: string): Promise<void> {
     chunkSets.delete(chunkId);
-    await rm(join(chunksDir, chunkId), { recursive: true, force: true });
+    const dir = join(chunksDir, chunkId);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return;
+    }
+    const strangers = names.filter((name) => !CHUNK_FILE.test(name));
+    await Promise.all(
+      names
+        .filter((name) => CHUNK_FILE.test(name))
+        .map((name) => unlink(join(dir, name)).catch(() => undefined)),
+    );
+    if (strangers.length > 0) {
+      log.warn(
+        { folder: dir, files: strangers },
+        'left files a chunk set folder should not hold (not ours to delete)',
+      );
+    } else {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   function intField(value: unknown, name: string, min: number, max: number): number {
@@ -689,19 +780,34 @@ export function createUploadsService(
     typeOrThrow,
     finish,
 
+    /**
+     * Startup: prepares the folders and removes what interrupted uploads left behind, touching only files whose
+     * names prove they are ours; anything else is left and logged.
+     */
     async init(): Promise<void> {
-      await rm(tmpDir, { recursive: true, force: true });
       await mkdir(tmpDir, { recursive: true });
       await mkdir(filesDir, { recursive: true });
       await mkdir(chunksDir, { recursive: true });
+      const strangers: string[] = [];
+      for (const name of await readdir(tmpDir)) {
+        if (TEMP_FILE.test(name)) await unlink(join(tmpDir, name)).catch(() => undefined);
+        else strangers.push(join(tmpDir, name));
+      }
       // A crash between placing a file and committing its record leaves a file nobody knows: remove it.
       let orphans = 0;
       for (const userDir of await readdir(filesDir)) {
         const dir = join(filesDir, userDir);
-        if (!(await stat(dir)).isDirectory()) continue;
+        if (!USER_FOLDER.test(userDir) || !(await stat(dir)).isDirectory()) {
+          strangers.push(dir);
+          continue;
+        }
         for (const name of await readdir(dir)) {
-          const fileId = name.replace(/\.[^.]+$/, '');
-          const record = files.get(fileId);
+          const match = STORED_FILE.exec(name);
+          if (!match) {
+            strangers.push(join(dir, name));
+            continue;
+          }
+          const record = files.get(match[1]!);
           if (!record || record.UserId !== userDir || record.FileName !== name) {
             await unlink(join(dir, name)).catch(() => undefined);
             orphans++;
@@ -711,11 +817,19 @@ export function createUploadsService(
       if (orphans > 0)
         log.warn({ orphans }, 'removed uploaded files that had no record (interrupted uploads)');
       for (const chunkId of await readdir(chunksDir)) {
-        const set = CHUNK_ID.test(chunkId)
-          ? await readJsonFile<ChunkSet>(join(chunksDir, chunkId, 'meta.json')).catch(() => null)
-          : null;
+        if (!CHUNK_ID.test(chunkId)) {
+          strangers.push(join(chunksDir, chunkId));
+          continue;
+        }
+        const set = await readJsonFile<ChunkSet>(join(chunksDir, chunkId, 'meta.json')).catch(() => null);
         if (!set || set.chunkId !== chunkId || chunkSetExpired(set)) await dropChunkSet(chunkId);
         else chunkSets.set(chunkId, set);
+      }
+      if (strangers.length > 0) {
+        log.warn(
+          { count: strangers.length, files: strangers.slice(0, 20) },
+          'left files in the data folder that are not ours to delete',
+        );
       }
     },
 
@@ -907,8 +1021,13 @@ export function createUploadsService(
         );
       }
       await serial(fileId, async () => {
-        await store.commit([files.remove(fileId)]);
-        await removeFiles([record]);
+        const removed = await store.tx((t) => {
+          const repo = t.repo<StoredFile>(FILES);
+          if (!repo.get(fileId)) return false;
+          repo.remove(fileId);
+          return true;
+        });
+        if (removed) await removeFiles([record]);
       });
     },
 
@@ -926,14 +1045,25 @@ export function createUploadsService(
     get contentVersion() {
       return contentVersion;
     },
-    /** Stores asset-token changes on an avatar or world (their hashes only). */
-    async saveAssetTokens(kind: 'avatar' | 'world', asset: AvatarMetaDto | WorldMetaDto): Promise<void> {
-      await store.commit([
-        kind === 'avatar'
-          ? avatars.put(asset.Id, asset as AvatarMetaDto)
-          : worlds.put(asset.Id, asset as WorldMetaDto),
-      ]);
+    /**
+     * Stores asset-token changes on an avatar or world (their hashes only): `change` gets the newest list and
+     * returns the new one.
+     */
+    async saveAssetTokens<T>(
+      kind: 'avatar' | 'world',
+      id: string,
+      change: (tokens: readonly T[]) => T[],
+    ): Promise<boolean> {
+      return store.tx((t) => {
+        const repo = t.repo<AvatarMetaDto & { Tokens?: T[] }>(kind === 'avatar' ? AVATARS : WORLDS);
+        const asset = repo.get(id);
+        if (!asset) return false;
+        repo.put(id, { ...asset, Tokens: change(asset.Tokens ?? []) });
+        return true;
+      });
     },
+    deleteAssetIn,
+    removeFiles,
     filesOf(userId: string): StoredFile[] {
       return [...files.values()]
         .filter((f) => f.UserId === userId)

@@ -1,25 +1,34 @@
-import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Low } from 'lowdb';
+import { freeze, produce, type Draft } from 'immer';
+import { assertUsableDataFolder } from './data-folder.js';
 import {
   CorruptDataFileError,
-  DurableJSONFile,
   readJsonFile,
   readJsonFileSync,
   syncDir,
   writeFileAtomic,
 } from './durable-file.js';
-import { WriteAheadLog, type WalEntry } from './wal.js';
+import { acquireLock } from './lock.js';
+import { StoreLog } from './store-log.js';
+import { WriteAheadLog, type LogFileSystem } from './wal.js';
+
+export { DataFolderInUseError } from './lock.js';
+export { StorageWriteError } from './wal.js';
 
 /**
- * The data folder. Each collection is a folder with one small lowdb JSON file per record, so the cost of an
- * acknowledged write does not grow with what is stored. Everything is read into memory at startup; services read
- * and mutate records synchronously, then `await store.commit(changes)`, which resolves once the change is on disk:
- * in the write-ahead log (wal/), where all commits arriving together share one append and one fdatasync, and one
- * commit is one line, so a change spanning several records is never found half done. Checkpoints write the
- * record files behind (each atomically, fsynced) and then delete the log segments they cover; startup replays
- * whatever log is left over the record files, by sequence number, so a replay never overwrites newer data.
+ * The embedded store: the data folder. Each collection is a folder with one small JSON file per record, so the
+ * cost of an acknowledged write does not grow with what is stored; histories (the moderation log) are JSON-lines
+ * files. Everything is read into memory at startup.
+ *
+ * Services change data only inside `store.tx(async (t) => ...)`: the transaction reads (its own writes first,
+ * then the newest committed versions), writes, and appends log entries; at its end everything it changed becomes
+ * one line of the write-ahead log (wal/), where all commits arriving together share one write and one fdatasync.
+ * Records handed out are deeply frozen: nothing outside the store holds a mutable reference. A change becomes
+ * visible to readers (`collection.get`) only once its line is durable; a transaction that read a version that
+ * changed before it committed runs again (optimistic concurrency). Checkpoints write the record files behind
+ * (each atomically, fsynced) and the logs' files, then delete the log segments they cover; startup replays
+ * whatever log is left, by sequence number, so a replay never overwrites newer data.
  */
 
 export const SCHEMA_VERSION = 1;
@@ -27,22 +36,28 @@ export const SCHEMA_VERSION = 1;
 export interface StoreMeta {
   schemaVersion: number;
   createdAt: number;
-  ownerSetupDone: boolean;
-  /** Host settings changed at run time by the owner or admins; they override the configuration. */
+  /** First layout: host settings lived here; they now live in the settings collection (read once to move). */
+  ownerSetupDone?: boolean;
   settings?: { requireInviteCode?: boolean };
 }
 
-interface RecordFile<T> {
+/** Where background failures (checkpoints, log writes) are reported; pino's logger fits. */
+export interface StoreLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+const silentLogger: StoreLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+interface Version<T> {
   seq: number;
   data: T | null;
 }
 
-/** A journal file of the first data-folder layout (before the write-ahead log); still replayed when found. */
-interface JournalEntry {
-  collection: string;
-  id: string;
-  seq: number;
-  data: unknown;
+interface PendingVersion<T> extends Version<T> {
+  /** Resolves (or rejects) when the commit that wrote it is durable (or failed). */
+  durable: Promise<void>;
 }
 
 /** A record version that is durable in the log and waits for the next checkpoint to reach its file. */
@@ -61,6 +76,8 @@ const CHECKPOINT_LINES = 20_000;
 const CHECKPOINT_BYTES = 32 * 1024 * 1024;
 /** ...or this long after the first change it has not covered yet. */
 const CHECKPOINT_AFTER_MS = 30_000;
+/** A failed checkpoint is tried again after this long (a full disk: once space returns). */
+const CHECKPOINT_RETRY_MS = 5_000;
 /** Record files a checkpoint writes at once (the log's fdatasyncs share the same file-system threads). */
 const CHECKPOINT_WRITERS = 4;
 /**
@@ -69,20 +86,15 @@ const CHECKPOINT_WRITERS = 4;
  * the user waiting.
  */
 const WAITED_CHECKPOINT_MAX = 2000;
+/** A transaction whose reads keep changing under it gives up after this many runs. */
+const MAX_TX_RUNS = 50;
 
 class CheckpointStopped extends Error {}
 
-export interface Change {
-  readonly collection: string;
-  readonly id: string;
-}
-
-export class DataFolderInUseError extends Error {
-  constructor(dir: string, holder: string) {
-    super(
-      `Data folder ${dir} is already in use by ${holder}. Stop that process or choose another --data-dir.`,
-    );
-    this.name = 'DataFolderInUseError';
+export class TransactionConflictError extends Error {
+  constructor() {
+    super(`a transaction conflicted with concurrent changes ${MAX_TX_RUNS} times in a row`);
+    this.name = 'TransactionConflictError';
   }
 }
 
@@ -102,22 +114,33 @@ export function isSafeId(id: string): boolean {
   return SAFE_ID.test(id) && id !== '.' && id !== '..';
 }
 
+/** A unique secondary key of a collection (e.g. a user's lower-cased name). */
+interface IndexDef<T> {
+  keyOf: (record: T) => string | undefined;
+  durable: Map<string, string>;
+  /** Keys of versions committed but not durable yet: seen by transactions, not by readers. */
+  pending: Map<string, string>;
+}
+
+/** The committed (durable) records of one collection, read-only, and what transactions see on top. */
 export class Collection<T> {
-  readonly #entries = new Map<string, RecordFile<T>>();
+  readonly #durable = new Map<string, Version<T>>();
+  readonly #pending = new Map<string, PendingVersion<T>>();
+  readonly #indexes = new Map<string, IndexDef<T>>();
   #live = 0;
 
   constructor(
     readonly name: string,
     readonly dir: string,
-    private readonly store: Store,
   ) {}
 
   get size(): number {
     return this.#live;
   }
 
+  /** The durable record, frozen. */
   get(id: string): T | undefined {
-    return this.#entries.get(id)?.data ?? undefined;
+    return this.#durable.get(id)?.data ?? undefined;
   }
 
   has(id: string): boolean {
@@ -125,52 +148,100 @@ export class Collection<T> {
   }
 
   *values(): IterableIterator<T> {
-    for (const entry of this.#entries.values()) if (entry.data !== null) yield entry.data;
+    for (const entry of this.#durable.values()) if (entry.data !== null) yield entry.data;
   }
 
-  /** Records `data` as the new value of `id` in memory; pass the change to `store.commit` to make it durable. */
-  put(id: string, data: T): Change {
-    if (!isSafeId(id)) throw new Error(`unsafe record id ${JSON.stringify(id)}`);
-    const entry = this.#entries.get(id);
-    const seq = this.store.nextSeq();
-    if (entry) {
-      if (entry.data === null) this.#live++;
-      entry.seq = seq;
-      entry.data = data;
-    } else {
-      this.#entries.set(id, { seq, data });
-      this.#live++;
+  /** Sequence number of the record's last durable change (0 when unknown). */
+  seqOf(id: string): number {
+    return this.#durable.get(id)?.seq ?? 0;
+  }
+
+  /** Adds a unique secondary key, e.g. users by lower-cased name. */
+  addIndex(name: string, keyOf: (record: T) => string | undefined): void {
+    const def: IndexDef<T> = { keyOf, durable: new Map(), pending: new Map() };
+    for (const [id, version] of this.#durable) {
+      const key = version.data === null ? undefined : keyOf(version.data);
+      if (key !== undefined) def.durable.set(key, id);
     }
-    return { collection: this.name, id };
+    this.#indexes.set(name, def);
   }
 
-  /** Marks `id` as changed after its object was mutated in place. */
-  touch(id: string): Change {
-    const data = this.get(id);
-    if (data === undefined) throw new Error(`no record ${this.name}/${id}`);
-    return this.put(id, data);
+  /** The durable record with this key in index `name`. */
+  find(name: string, key: string): T | undefined {
+    const id = this.#index(name).durable.get(key);
+    return id === undefined ? undefined : this.get(id);
   }
 
-  /**
-   * Deletes `id`. Its tombstone keeps the sequence number until a checkpoint has deleted the file and every log
-   * segment that held an older version, so no replay can bring it back; then it is forgotten.
-   */
-  remove(id: string): Change {
-    const entry = this.#entries.get(id);
-    const seq = this.store.nextSeq();
-    if (entry) {
-      if (entry.data !== null) this.#live--;
-      entry.seq = seq;
-      entry.data = null;
-    } else {
-      this.#entries.set(id, { seq, data: null });
+  #index(name: string): IndexDef<T> {
+    const def = this.#indexes.get(name);
+    if (!def) throw new Error(`collection ${this.name} has no index ${name}`);
+    return def;
+  }
+
+  /** @internal: the newest committed version (durable or not), as transactions see it. */
+  head(id: string): Version<T> | PendingVersion<T> | undefined {
+    return this.#pending.get(id) ?? this.#durable.get(id);
+  }
+
+  /** @internal: the id holding `key` in index `name` among committed versions (durable or not). */
+  headFind(name: string, key: string): string | undefined {
+    const def = this.#index(name);
+    return def.pending.get(key) ?? def.durable.get(key);
+  }
+
+  /** @internal: indexes' keys of a record, for a transaction's own writes. */
+  keysOf(data: T): Array<[string, string]> {
+    const keys: Array<[string, string]> = [];
+    for (const [name, def] of this.#indexes) {
+      const key = def.keyOf(data);
+      if (key !== undefined) keys.push([name, key]);
     }
-    return { collection: this.name, id };
+    return keys;
   }
 
-  /** @internal */
-  snapshot(id: string): RecordFile<T> | undefined {
-    return this.#entries.get(id);
+  /** @internal: a committed version on its way to disk. */
+  setPending(id: string, version: PendingVersion<T>): void {
+    this.#pending.set(id, version);
+    if (version.data !== null) {
+      for (const def of this.#indexes.values()) {
+        const key = def.keyOf(version.data);
+        if (key !== undefined) def.pending.set(key, id);
+      }
+    }
+  }
+
+  /** @internal: a committed version that did not reach disk: it never happened. */
+  dropPending(id: string, version: Version<T>): void {
+    if (this.#pending.get(id) === version) this.#pending.delete(id);
+    this.#clearPendingKeys(id, version);
+  }
+
+  #clearPendingKeys(id: string, version: Version<T>): void {
+    if (version.data === null) return;
+    for (const def of this.#indexes.values()) {
+      const key = def.keyOf(version.data);
+      if (key !== undefined && def.pending.get(key) === id) def.pending.delete(key);
+    }
+  }
+
+  /** @internal: a version now durable (or replayed at start): readers see it. True when it was newer. */
+  apply(id: string, version: Version<T>): boolean {
+    if (this.#pending.get(id) === version) this.#pending.delete(id);
+    this.#clearPendingKeys(id, version);
+    const current = this.#durable.get(id);
+    if (current && current.seq >= version.seq) return false;
+    const before = current?.data ?? null;
+    if (before === null && version.data !== null) this.#live++;
+    if (before !== null && version.data === null) this.#live--;
+    for (const def of this.#indexes.values()) {
+      const oldKey = before === null ? undefined : def.keyOf(before);
+      const newKey = version.data === null ? undefined : def.keyOf(version.data);
+      if (oldKey !== undefined && oldKey !== newKey && def.durable.get(oldKey) === id)
+        def.durable.delete(oldKey);
+      if (newKey !== undefined) def.durable.set(newKey, id);
+    }
+    this.#durable.set(id, { seq: version.seq, data: version.data });
+    return true;
   }
 
   /**
@@ -179,7 +250,7 @@ export class Collection<T> {
    */
   async writeFile(id: string, version: { seq: number; text: string; removed: boolean }): Promise<void> {
     const path = join(this.dir, `${id}.json`);
-    if (!version.removed) return writeFileAtomic(path, version.text, this.store.fsync, false);
+    if (!version.removed) return writeFileAtomic(path, version.text, true, false);
     await unlink(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });
@@ -190,121 +261,206 @@ export class Collection<T> {
    * can bring it back), unless the record was written again since.
    */
   forget(id: string, seq: number): void {
-    const entry = this.#entries.get(id);
-    if (entry && entry.seq === seq && entry.data === null) this.#entries.delete(id);
+    const entry = this.#durable.get(id);
+    if (entry && entry.seq === seq && entry.data === null && !this.#pending.has(id)) this.#durable.delete(id);
   }
 
-  /** @internal */
-  async load(): Promise<number> {
-    await mkdir(this.dir, { recursive: true });
-    const names = await readdir(this.dir);
+  /**
+   * @internal: reads every record file, writing nothing; returns the highest sequence number and the leftover
+   * temporary files of interrupted checkpoints (to delete once everything else has been read).
+   */
+  async load(): Promise<{ maxSeq: number; temps: string[]; unknown: string[] }> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { maxSeq: 0, temps: [], unknown: [] };
+      throw error;
+    }
     let maxSeq = 0;
+    const temps: string[] = [];
+    const unknown: string[] = [];
     const jsonNames: string[] = [];
     for (const name of names) {
-      if (name.endsWith('.tmp')) {
-        // A write that never reached its rename: it was never acknowledged.
-        await unlink(join(this.dir, name)).catch(() => undefined);
-      } else if (name.endsWith('.json')) {
+      if (name.endsWith('.json.tmp') && isSafeId(name.slice(0, -'.json.tmp'.length))) {
+        // A checkpoint write that never reached its rename: its content is still in the log.
+        temps.push(join(this.dir, name));
+      } else if (name.endsWith('.json') && isSafeId(name.slice(0, -'.json'.length))) {
         jsonNames.push(name);
+      } else {
+        unknown.push(join(this.dir, name));
       }
     }
     // Synchronous reads: nothing is served yet, and one blocking loop is several times faster than 10k promises.
     for (const name of jsonNames) {
       const id = name.slice(0, -'.json'.length);
       const path = join(this.dir, name);
-      const record = readJsonFileSync<RecordFile<T>>(path);
+      const record = readJsonFileSync<Version<T>>(path);
       if (!record || typeof record !== 'object' || typeof record.seq !== 'number' || !('data' in record)) {
         throw new CorruptDataFileError(path, new Error('not a record file'));
       }
-      this.#entries.set(id, record);
-      if (record.data !== null) this.#live++;
+      this.apply(id, { seq: record.seq, data: record.data === null ? null : freeze(record.data, true) });
       if (record.seq > maxSeq) maxSeq = record.seq;
     }
-    return maxSeq;
+    return { maxSeq, temps, unknown };
+  }
+}
+
+/** A collection as a transaction sees it: its own writes, then the newest committed versions. */
+export interface TxRepo<T> {
+  get(id: string): T | undefined;
+  has(id: string): boolean;
+  /** The record holding `key` in a unique index. */
+  find(index: string, key: string): T | undefined;
+  /** Writes a whole record (frozen; the caller must not change it afterwards). */
+  put(id: string, data: T): T;
+  /** Changes a record through a draft (immer): returns the new frozen version. Throws when there is none. */
+  update(id: string, recipe: (draft: Draft<T>) => void): T;
+  remove(id: string): void;
+}
+
+export interface Tx {
+  repo<T>(collection: string): TxRepo<T>;
+  /** Appends an entry to a store log in this commit; its `seq` is set to the commit's sequence number. */
+  append<E extends { seq: number }>(log: string, entry: E): E;
+  /** Runs `effect` once the commit is durable (events, notifications); not when it fails or runs again. */
+  afterCommit(effect: () => void): void;
+}
+
+interface Write {
+  collection: Collection<unknown>;
+  id: string;
+  data: unknown;
+}
+
+class Transaction implements Tx {
+  readonly writes = new Map<string, Write>();
+  /** collection/id -> the sequence number seen (0: none). */
+  readonly reads = new Map<string, { collection: Collection<unknown>; id: string; seq: number }>();
+  /** collection/index/key -> the id seen holding it. */
+  readonly keyReads = new Map<
+    string,
+    { collection: Collection<unknown>; index: string; key: string; id: string | undefined }
+  >();
+  readonly appends: Array<{ log: StoreLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
+  readonly effects: Array<() => void> = [];
+  /** Commits not yet durable whose versions this transaction read. */
+  readonly waits = new Set<Promise<void>>();
+  done = false;
+
+  constructor(private readonly store: Store) {}
+
+  #live(): void {
+    if (this.done) throw new Error('transaction already ended');
   }
 
-  /** @internal: a logged version, applied only where it is newer than what is loaded; true when applied. */
-  apply(id: string, seq: number, data: T | null): boolean {
-    const current = this.#entries.get(id);
-    if (current && current.seq >= seq) return false;
-    if (current) {
-      if (current.data === null && data !== null) this.#live++;
-      if (current.data !== null && data === null) this.#live--;
-      current.seq = seq;
-      current.data = data;
-    } else {
-      this.#entries.set(id, { seq, data });
-      if (data !== null) this.#live++;
+  repo<T>(name: string): TxRepo<T> {
+    const collection = this.store.collection<unknown>(name);
+    const key = (id: string): string => `${name}/${id}`;
+    const read = (id: string): unknown => {
+      this.#live();
+      const own = this.writes.get(key(id));
+      if (own) return own.data ?? undefined;
+      const head = collection.head(id);
+      if (!this.reads.has(key(id))) this.reads.set(key(id), { collection, id, seq: head?.seq ?? 0 });
+      if (head && 'durable' in head) this.waits.add(head.durable);
+      return head?.data ?? undefined;
+    };
+    const write = (id: string, data: unknown): void => {
+      this.#live();
+      if (!isSafeId(id)) throw new Error(`unsafe record id ${JSON.stringify(id)}`);
+      this.writes.set(key(id), { collection, id, data });
+    };
+    return {
+      get: (id) => read(id) as T | undefined,
+      has: (id) => read(id) !== undefined,
+      find: (index, indexKey) => {
+        this.#live();
+        for (const own of this.writes.values()) {
+          if (own.collection !== collection || own.data === null) continue;
+          if (collection.keysOf(own.data).some(([n, k]) => n === index && k === indexKey))
+            return own.data as T;
+        }
+        const id = collection.headFind(index, indexKey);
+        const readKey = `${name}/${index}/${indexKey}`;
+        if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
+        return id === undefined ? undefined : (read(id) as T | undefined);
+      },
+      put: (id, data) => {
+        const frozen = freeze(data, true);
+        write(id, frozen);
+        return frozen;
+      },
+      update: (id, recipe) => {
+        const current = read(id) as T | undefined;
+        if (current === undefined) throw new Error(`no record ${name}/${id}`);
+        const next = freeze(produce(current, recipe), true) as T;
+        write(id, next);
+        return next;
+      },
+      remove: (id) => {
+        read(id);
+        write(id, null);
+      },
+    };
+  }
+
+  append<E extends { seq: number }>(name: string, entry: E): E {
+    this.#live();
+    this.appends.push({ log: this.store.log(name), entry });
+    return entry;
+  }
+
+  afterCommit(effect: () => void): void {
+    this.effects.push(effect);
+  }
+
+  /** Whether every version this transaction read is still the newest committed one. */
+  valid(): boolean {
+    for (const read of this.reads.values()) {
+      if ((read.collection.head(read.id)?.seq ?? 0) !== read.seq) return false;
+    }
+    for (const read of this.keyReads.values()) {
+      if (read.collection.headFind(read.index, read.key) !== read.id) return false;
     }
     return true;
   }
-}
 
-const heldLocks = new Set<string>();
-
-async function acquireLock(dir: string): Promise<() => Promise<void>> {
-  const lockPath = join(dir, 'companion.lock');
-  if (heldLocks.has(lockPath)) throw new DataFolderInUseError(dir, 'this process');
-  const body = JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: Date.now() });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(lockPath, 'wx');
-      await handle.writeFile(body);
-      await handle.close();
-      heldLocks.add(lockPath);
-      return async () => {
-        heldLocks.delete(lockPath);
-        await unlink(lockPath).catch(() => undefined);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = await readLockHolder(lockPath);
-      if (holder && holder.hostname === hostname() && holder.pid !== process.pid && isAlive(holder.pid)) {
-        throw new DataFolderInUseError(dir, `process ${holder.pid}`);
-      }
-      if (holder && holder.hostname !== hostname()) {
-        throw new DataFolderInUseError(dir, `process ${holder.pid} on ${holder.hostname}`);
-      }
-      // The holder is gone (killed or crashed): the lock is stale.
-      await unlink(lockPath).catch(() => undefined);
+  /** The commits whose versions changed what this transaction read: wait for them before running it again. */
+  blockers(): Promise<void>[] {
+    const blockers: Promise<void>[] = [];
+    for (const read of this.reads.values()) {
+      const head = read.collection.head(read.id);
+      if (head && 'durable' in head) blockers.push(head.durable);
     }
+    return blockers;
   }
-  throw new DataFolderInUseError(dir, 'another process (the lock could not be taken)');
 }
 
-async function readLockHolder(path: string): Promise<{ pid: number; hostname: string } | null> {
-  try {
-    const parsed = JSON.parse(await readFile(path, 'utf8')) as { pid?: unknown; hostname?: unknown };
-    if (typeof parsed.pid === 'number' && typeof parsed.hostname === 'string') {
-      return { pid: parsed.pid, hostname: parsed.hostname };
-    }
-  } catch {
-    // An empty or torn lock file is a lock whose writer died before finishing it.
-  }
-  return null;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+export interface LogSpec {
+  name: string;
+  file: string;
+  keyOf: (entry: never) => unknown;
+  onEntry?: (entry: never) => void;
 }
 
 export interface StoreOptions {
   /** fsync every write before acknowledging it (default true). */
   fsync?: boolean;
   clock?: () => number;
+  /** Where background failures are logged (default: nowhere). */
+  logger?: StoreLogger;
+  /** The write-ahead log's files (tests inject failures here). */
+  fs?: LogFileSystem;
 }
 
 export class Store {
   #seq = 0;
   #collections = new Map<string, Collection<unknown>>();
+  #logs = new Map<string, StoreLog<{ seq: number }, unknown>>();
   #release: (() => Promise<void>) | null = null;
   #closed = false;
-  readonly #inFlight = new Set<Promise<void>>();
+  readonly #inFlight = new Set<Promise<unknown>>();
   #wal: WriteAheadLog | null = null;
   /** Durable in the log, not yet in record files; one entry per record, the newest. */
   #durable = new Map<string, Durable>();
@@ -314,16 +470,13 @@ export class Store {
   #checkpointTimer: NodeJS.Timeout | null = null;
   /** Set by close: a running checkpoint stops between two files (what it did not write stays in the log). */
   #stopCheckpoint = false;
-  meta!: Low<StoreMeta>;
+  meta!: StoreMeta;
 
   private constructor(
     readonly dir: string,
     readonly fsync: boolean,
+    readonly logger: StoreLogger,
   ) {}
-
-  nextSeq(): number {
-    return ++this.#seq;
-  }
 
   collection<T>(name: string): Collection<T> {
     const existing = this.#collections.get(name);
@@ -331,43 +484,104 @@ export class Store {
     return existing as Collection<T>;
   }
 
-  /** Makes the given in-memory changes durable; resolves once all of them are on disk. */
-  commit(changes: Change[]): Promise<void> {
-    if (this.#closed) return Promise.reject(new Error('store is closed'));
-    const work = this.#commit(changes);
-    // Close waits for every write in flight, so a shutdown never cuts one off.
-    this.#inFlight.add(work);
-    void work.then(
-      () => this.#inFlight.delete(work),
-      () => this.#inFlight.delete(work),
-    );
-    return work;
+  log<E extends { seq: number }, K>(name: string): StoreLog<E, K> {
+    const existing = this.#logs.get(name);
+    if (!existing) throw new Error(`log ${name} was not opened`);
+    return existing as unknown as StoreLog<E, K>;
   }
 
-  async #commit(changes: Change[]): Promise<void> {
-    const unique = new Map<string, Change>();
-    for (const change of changes) unique.set(`${change.collection}/${change.id}`, change);
-    if (unique.size === 0) return;
-    const versions: Durable[] = [];
-    const parts: string[] = [];
-    for (const change of unique.values()) {
-      const snap = this.collection(change.collection).snapshot(change.id);
-      if (!snap) throw new Error(`no record ${change.collection}/${change.id}`);
-      // Serialised now: the log and the record file carry this version, whatever memory holds later.
-      const text = JSON.stringify({ seq: snap.seq, data: snap.data });
-      versions.push({
-        collection: change.collection,
-        id: change.id,
-        seq: snap.seq,
-        text,
-        removed: snap.data === null,
-      });
-      parts.push(`{"c":${JSON.stringify(change.collection)},"i":${JSON.stringify(change.id)},"r":${text}}`);
+  /**
+   * Runs `fn` as one transaction and commits what it changed atomically; resolves with its result once the
+   * commit is durable. `fn` may run more than once (when what it read changed before it committed), so it must
+   * not have effects outside the transaction: put those in `t.afterCommit`. A failed write rejects with a
+   * StorageWriteError and changes nothing.
+   */
+  async tx<R>(fn: (t: Tx) => R | Promise<R>): Promise<R> {
+    for (let run = 0; run < MAX_TX_RUNS; run++) {
+      if (this.#closed) throw new Error('store is closed');
+      const t = new Transaction(this);
+      let result: R;
+      try {
+        result = await fn(t);
+      } finally {
+        t.done = true;
+      }
+      if (!t.valid()) {
+        await Promise.allSettled(t.blockers());
+        continue;
+      }
+      if (t.writes.size === 0 && t.appends.length === 0) {
+        // Read-only: what it read must be durable before anyone is told about it.
+        if (t.waits.size > 0) {
+          await Promise.allSettled(t.waits);
+          if (!t.valid()) continue;
+        }
+      } else {
+        const work = this.#commit(t);
+        this.#inFlight.add(work);
+        try {
+          await work;
+        } finally {
+          this.#inFlight.delete(work);
+        }
+      }
+      for (const effect of t.effects) effect();
+      return result;
     }
-    await this.#wal!.append(`[${parts.join(',')}]`, () => {
-      for (const version of versions) this.#markDurable(version);
-      this.#maybeCheckpoint();
+    throw new TransactionConflictError();
+  }
+
+  /** Sequences the transaction's writes and hands them to the log; synchronous up to the log's promise. */
+  #commit(t: Transaction): Promise<void> {
+    const versions: Array<{ write: Write; version: PendingVersion<unknown>; text: string }> = [];
+    const parts: string[] = [];
+    let settle!: { resolve: () => void; reject: (error: unknown) => void };
+    const durable = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
     });
+    // Nobody may be left with an unhandled rejection: readers only wait on it.
+    durable.catch(() => undefined);
+    for (const write of t.writes.values()) {
+      const seq = ++this.#seq;
+      const version: PendingVersion<unknown> = { seq, data: write.data, durable };
+      const text = JSON.stringify({ seq, data: write.data });
+      write.collection.setPending(write.id, version);
+      versions.push({ write, version, text });
+      parts.push(
+        `{"c":${JSON.stringify(write.collection.name)},"i":${JSON.stringify(write.id)},"r":${text}}`,
+      );
+    }
+    for (const append of t.appends) {
+      append.entry.seq = ++this.#seq;
+      parts.push(
+        `{"l":${JSON.stringify(this.#logName(append.log))},"s":${append.entry.seq},"e":${JSON.stringify(append.entry)}}`,
+      );
+    }
+    const onDurable = (): void => {
+      for (const { write, version, text } of versions) {
+        write.collection.apply(write.id, version);
+        this.#markDurable({
+          collection: write.collection.name,
+          id: write.id,
+          seq: version.seq,
+          text,
+          removed: version.data === null,
+        });
+      }
+      for (const append of t.appends) append.log.accept(append.entry);
+      settle.resolve();
+      this.#maybeCheckpoint();
+    };
+    const onFailed = (): void => {
+      for (const { write, version } of versions) write.collection.dropPending(write.id, version);
+      settle.reject(new Error('commit failed'));
+    };
+    return this.#wal!.append(`[${parts.join(',')}]`, onDurable, onFailed);
+  }
+
+  #logName(log: StoreLog<{ seq: number }, unknown>): string {
+    for (const [name, candidate] of this.#logs) if (candidate === log) return name;
+    throw new Error('unknown log');
   }
 
   #markDurable(version: Durable): void {
@@ -379,21 +593,37 @@ export class Store {
   #maybeCheckpoint(): void {
     const { entries, bytes } = this.#wal!.size;
     if (entries >= CHECKPOINT_LINES || bytes >= CHECKPOINT_BYTES) {
-      void this.checkpoint().catch(() => undefined);
+      this.#backgroundCheckpoint();
       return;
     }
-    if (!this.#checkpointTimer && !this.#closed) {
-      this.#checkpointTimer = setTimeout(() => {
-        this.#checkpointTimer = null;
-        void this.checkpoint().catch(() => undefined);
-      }, CHECKPOINT_AFTER_MS);
-      this.#checkpointTimer.unref();
-    }
+    this.#scheduleCheckpoint(CHECKPOINT_AFTER_MS);
+  }
+
+  #scheduleCheckpoint(ms: number): void {
+    if (this.#checkpointTimer || this.#closed) return;
+    this.#checkpointTimer = setTimeout(() => {
+      this.#checkpointTimer = null;
+      this.#backgroundCheckpoint();
+    }, ms);
+    this.#checkpointTimer.unref();
+  }
+
+  #backgroundCheckpoint(): void {
+    void this.checkpoint().catch((error: unknown) => {
+      if (error instanceof CheckpointStopped) return;
+      const path = (error as NodeJS.ErrnoException | null)?.path;
+      this.logger.error(
+        { err: error, file: path ?? this.dir },
+        'checkpoint failed: the changes stay in the write-ahead log; trying again shortly',
+      );
+      this.#scheduleCheckpoint(CHECKPOINT_RETRY_MS);
+    });
   }
 
   /**
-   * Writes every record version durable in the log so far to its record file, then deletes the log segments
-   * that held them. One at a time; a failed checkpoint keeps its versions and segments for the next one.
+   * Writes every record version durable in the log so far to its record file and every log entry to its file,
+   * then deletes the log segments that held them. One at a time; a failed checkpoint keeps its versions and
+   * segments for the next one.
    */
   checkpoint(): Promise<void> {
     const running = this.#checkpointing;
@@ -432,6 +662,8 @@ export class Store {
         const folders = new Set(list.map((version) => this.collection(version.collection).dir));
         await Promise.all([...folders].map((folder) => syncDir(folder)));
       }
+      // The logs' entries in the segments about to go must be in their own files, synced.
+      for (const log of this.#logs.values()) await log.flush(this.fsync);
     } catch (error) {
       // Nothing is lost: the versions are still in the log; the next checkpoint writes them again.
       for (const version of versions.values()) this.#markDurable(version);
@@ -465,56 +697,141 @@ export class Store {
       if (this.#durable.size <= WAITED_CHECKPOINT_MAX) {
         done = await this.checkpoint().then(
           () => true,
-          () => false,
+          (error: unknown) => {
+            this.logger.warn({ err: error }, 'final checkpoint failed; the next start replays the log');
+            return false;
+          },
         );
       }
       await wal.close(done).catch(() => undefined);
     }
+    for (const log of this.#logs.values()) await log.close();
     await this.#release?.();
   }
 
-  /** Opens (creating if needed) a data folder, taking its lock, migrating it and replaying any journal. */
-  static async open(dir: string, collections: string[], options: StoreOptions = {}): Promise<Store> {
+  /**
+   * Opens (creating if needed) a data folder: refuses a folder that is not ours, takes its lock, reads and checks
+   * every file (a corrupt one stops startup, naming it, before anything is written), then replays the log.
+   */
+  static async open(
+    dir: string,
+    spec: { collections: string[]; logs?: LogSpec[] },
+    options: StoreOptions = {},
+  ): Promise<Store> {
+    const kind = await assertUsableDataFolder(dir);
     await mkdir(dir, { recursive: true });
-    const store = new Store(dir, options.fsync ?? true);
+    const store = new Store(dir, options.fsync ?? true, options.logger ?? silentLogger);
     store.#release = await acquireLock(dir);
     try {
       const metaPath = join(dir, 'meta.json');
-      store.meta = new Low<StoreMeta>(new DurableJSONFile<StoreMeta>(metaPath, store.fsync), {
-        schemaVersion: SCHEMA_VERSION,
-        createdAt: Math.floor((options.clock?.() ?? Date.now()) / 1000),
-        ownerSetupDone: false,
-      });
-      const existed = (await readJsonFile<StoreMeta>(metaPath)) !== null;
-      await store.meta.read();
-      if (typeof store.meta.data.schemaVersion !== 'number') {
-        throw new CorruptDataFileError(metaPath, new Error('schemaVersion is missing'));
+      const found = await readJsonFile<StoreMeta>(metaPath);
+      if (found === null) {
+        if (kind === 'ours') throw new CorruptDataFileError(metaPath, new Error('it vanished while opening'));
+        // A new data folder: meta.json first, so a crash from here on leaves a folder recognisably ours.
+        store.meta = {
+          schemaVersion: SCHEMA_VERSION,
+          createdAt: Math.floor((options.clock?.() ?? Date.now()) / 1000),
+        };
+        await writeFileAtomic(metaPath, JSON.stringify(store.meta), store.fsync);
+      } else {
+        if (!found || typeof found !== 'object' || typeof found.schemaVersion !== 'number') {
+          throw new CorruptDataFileError(metaPath, new Error('schemaVersion is missing'));
+        }
+        if (found.schemaVersion > SCHEMA_VERSION) throw new SchemaTooNewError(metaPath, found.schemaVersion);
+        store.meta = found;
       }
-      if (store.meta.data.schemaVersion > SCHEMA_VERSION) {
-        throw new SchemaTooNewError(metaPath, store.meta.data.schemaVersion);
-      }
-      for (const name of collections) {
-        const collection = new Collection<unknown>(name, join(dir, name), store);
+
+      // Read and check everything; nothing is written until all of it is known good.
+      const temps: string[] = [];
+      for (const name of spec.collections) {
+        const collection = new Collection<unknown>(name, join(dir, name));
         store.#collections.set(name, collection);
-        const maxSeq = await collection.load();
-        if (maxSeq > store.#seq) store.#seq = maxSeq;
+        const loaded = await collection.load();
+        if (loaded.maxSeq > store.#seq) store.#seq = loaded.maxSeq;
+        temps.push(...loaded.temps);
+        for (const path of loaded.unknown) {
+          store.logger.warn({ file: path }, 'left a file the data folder does not know (not ours to delete)');
+        }
       }
-      const { wal, lines, retired } = await WriteAheadLog.open(join(dir, 'wal'), store.fsync);
-      store.#wal = wal;
-      store.#retired = retired;
-      const journals = await store.#replayJournal();
-      store.#replayLog(lines);
+      const logNames = new Set((spec.logs ?? []).map((log) => log.name));
+      const walDir = join(dir, 'wal');
+      const contents = await WriteAheadLog.read(walDir, (entry) => {
+        if ('c' in entry) {
+          if (typeof entry.c !== 'string' || !store.#collections.has(entry.c))
+            throw new Error(`an entry names no known collection (${JSON.stringify(entry.c)})`);
+          if (typeof entry.i !== 'string' || !isSafeId(entry.i))
+            throw new Error(`an entry has no valid record id (${JSON.stringify(entry.i)})`);
+          if (
+            !entry.r ||
+            typeof entry.r !== 'object' ||
+            typeof entry.r.seq !== 'number' ||
+            !('data' in entry.r)
+          )
+            throw new Error('an entry holds no record version');
+        } else if ('l' in entry) {
+          if (typeof entry.l !== 'string' || !logNames.has(entry.l))
+            throw new Error(`an entry names no known log (${JSON.stringify(entry.l)})`);
+          if (typeof entry.s !== 'number' || !entry.e || typeof entry.e !== 'object')
+            throw new Error('a log entry has no sequence number or content');
+        } else {
+          throw new Error('an entry is neither a record version nor a log entry');
+        }
+      });
+      for (const path of contents.torn) {
+        store.logger.warn(
+          { file: path },
+          'dropped the torn last line of a log segment (a write cut off by a crash)',
+        );
+      }
+      const journal = await store.#readJournal();
+      for (const log of spec.logs ?? []) {
+        const opened = await StoreLog.open<{ seq: number }, unknown>(
+          join(dir, log.file),
+          log.keyOf as (entry: { seq: number }) => unknown,
+          {
+            onEntry: log.onEntry as ((entry: { seq: number }) => void) | undefined,
+            onBackgroundError: (error) =>
+              store.logger.error(
+                { err: error, file: join(dir, log.file) },
+                'writing a log file failed; will retry',
+              ),
+          },
+        );
+        store.#logs.set(log.name, opened);
+        if (opened.maxSeq > store.#seq) store.#seq = opened.maxSeq;
+      }
+
+      // From here on, writes.
+      for (const collection of store.#collections.values()) await mkdir(collection.dir, { recursive: true });
+      for (const path of temps) await unlink(path).catch(() => undefined);
+      for (const { path, entries } of journal) {
+        for (const entry of entries) store.#replay(entry.collection, entry.id, entry.seq, entry.data);
+        void path;
+      }
+      for (const line of contents.lines) {
+        for (const entry of line) {
+          if ('c' in entry) store.#replay(entry.c, entry.i, entry.r.seq, entry.r.data);
+          else {
+            if (entry.s > store.#seq) store.#seq = entry.s;
+            store.#logs.get(entry.l)!.accept({ ...(entry.e as object), seq: entry.s });
+          }
+        }
+      }
+      store.#wal = await WriteAheadLog.start(walDir, contents.next, { fsync: store.fsync, fs: options.fs });
+      store.#retired = contents.segments;
       // What the last run left in its log reaches the record files before anything is served.
-      if (journals.length > 0 || (retired.length > 0 && store.#durable.size <= WAITED_CHECKPOINT_MAX)) {
+      if (
+        journal.length > 0 ||
+        (contents.segments.length > 0 && store.#durable.size <= WAITED_CHECKPOINT_MAX)
+      ) {
         await store.checkpoint();
-      } else if (retired.length > 0) {
-        void store.checkpoint().catch(() => undefined);
+      } else if (contents.segments.length > 0) {
+        store.#backgroundCheckpoint();
       }
-      for (const path of journals) await unlink(path);
-      migrate(store.meta.data);
-      if (!existed || store.meta.data.schemaVersion !== SCHEMA_VERSION) {
-        store.meta.data.schemaVersion = SCHEMA_VERSION;
-        await store.meta.write();
+      for (const { path } of journal) await unlink(path);
+      if (store.meta.schemaVersion !== SCHEMA_VERSION) {
+        migrate(store.meta);
+        await writeFileAtomic(metaPath, JSON.stringify(store.meta), store.fsync);
       }
       return store;
     } catch (error) {
@@ -526,28 +843,17 @@ export class Store {
   /** A version found at start (log or journal): kept where newer than what is loaded, and due for a checkpoint. */
   #replay(collection: string, id: string, seq: number, data: unknown): void {
     if (seq > this.#seq) this.#seq = seq;
-    if (this.collection(collection).apply(id, seq, data)) {
+    const frozen = data === null ? null : freeze(data, true);
+    if (this.collection(collection).apply(id, { seq, data: frozen })) {
       const text = JSON.stringify({ seq, data });
       this.#markDurable({ collection, id, seq, text, removed: data === null });
     }
   }
 
-  #replayLog(lines: WalEntry[][]): void {
-    for (const line of lines) {
-      for (const entry of line) {
-        if (!isSafeId(entry.i) || !this.#collections.has(entry.c) || typeof entry.r?.seq !== 'number') {
-          throw new CorruptDataFileError(
-            join(this.dir, 'wal'),
-            new Error('a log line names no valid record'),
-          );
-        }
-        this.#replay(entry.c, entry.i, entry.r.seq, entry.r.data);
-      }
-    }
-  }
-
-  /** Journal files of the first layout: applied where newer, written by the startup checkpoint; their paths. */
-  async #replayJournal(): Promise<string[]> {
+  /** Journal files of the first layout (before the write-ahead log): read and checked, applied later. */
+  async #readJournal(): Promise<
+    Array<{ path: string; entries: Array<{ collection: string; id: string; seq: number; data: unknown }> }>
+  > {
     const journalDir = join(this.dir, 'journal');
     let names: string[];
     try {
@@ -556,22 +862,27 @@ export class Store {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const applied: string[] = [];
+    const found = [];
     for (const name of names) {
+      if (!name.endsWith('.json')) continue;
       const path = join(journalDir, name);
-      if (!name.endsWith('.json')) {
-        await unlink(path).catch(() => undefined);
-        continue;
-      }
-      const entries = await readJsonFile<JournalEntry[]>(path);
+      const entries =
+        await readJsonFile<Array<{ collection: string; id: string; seq: number; data: unknown }>>(path);
       if (!Array.isArray(entries)) throw new CorruptDataFileError(path, new Error('not a journal'));
       for (const entry of entries) {
-        if (!isSafeId(entry.id)) throw new CorruptDataFileError(path, new Error('unsafe id in journal'));
-        this.#replay(entry.collection, entry.id, entry.seq, entry.data);
+        if (
+          !entry ||
+          typeof entry.id !== 'string' ||
+          !isSafeId(entry.id) ||
+          !this.#collections.has(entry.collection)
+        )
+          throw new CorruptDataFileError(path, new Error('an entry names no valid record'));
+        if (typeof entry.seq !== 'number')
+          throw new CorruptDataFileError(path, new Error('an entry has no seq'));
       }
-      applied.push(path);
+      found.push({ path, entries });
     }
-    return applied;
+    return found;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { BanStatusDto, BioDto, WarnStatusDto } from '../protocol/types.js';
 import { Status, type Rank } from '../protocol/enums.js';
-import type { Change, Collection, Store } from './store.js';
+import type { Collection, Store, Tx, TxRepo } from './store.js';
 
 /** A token as stored: only its SHA-256, so a leaked data folder hands out no live session. */
 export interface StoredToken {
@@ -85,16 +85,18 @@ export interface StoredUser {
 }
 
 export const USERS = 'users';
+/** Unique indexes of the users collection: lower-cased name and email. */
+export const BY_NAME = 'name';
+export const BY_EMAIL = 'email';
 
-/** The users collection with its case-insensitive username and email indexes. */
+/** The users collection as readers see it (durable, frozen records), with its case-insensitive indexes. */
 export class UsersRepo {
-  readonly #byName = new Map<string, string>();
-  readonly #byEmail = new Map<string, string>();
   readonly #collection: Collection<StoredUser>;
 
   constructor(readonly store: Store) {
     this.#collection = store.collection<StoredUser>(USERS);
-    for (const user of this.#collection.values()) this.#index(user);
+    this.#collection.addIndex(BY_NAME, (user) => user.Username.toLowerCase());
+    this.#collection.addIndex(BY_EMAIL, (user) => (user.Email ? user.Email.toLowerCase() : undefined));
   }
 
   get size(): number {
@@ -106,38 +108,24 @@ export class UsersRepo {
   }
 
   byUsername(username: string): StoredUser | undefined {
-    const id = this.#byName.get(username.toLowerCase());
-    return id === undefined ? undefined : this.#collection.get(id);
+    return this.#collection.find(BY_NAME, username.toLowerCase());
   }
 
   byEmail(email: string): StoredUser | undefined {
-    const id = this.#byEmail.get(email.toLowerCase());
-    return id === undefined ? undefined : this.#collection.get(id);
+    return this.#collection.find(BY_EMAIL, email.toLowerCase());
   }
 
   values(): IterableIterator<StoredUser> {
     return this.#collection.values();
   }
 
-  /** Adds a new user to memory and the indexes; commit the change to make it durable. */
-  insert(user: StoredUser): Change {
-    const change = this.#collection.put(user.Id, user);
-    this.#index(user);
-    return change;
-  }
-
-  /** Sequence number of the user's last change (0 when unknown). */
+  /** Sequence number of the user's last durable change (0 when unknown). */
   seqOf(id: string): number {
-    return this.#collection.snapshot(id)?.seq ?? 0;
+    return this.#collection.seqOf(id);
   }
 
-  /** Marks an in-place mutation of `user` for the next commit. */
-  touch(user: StoredUser): Change {
-    return this.#collection.touch(user.Id);
-  }
-
-  #index(user: StoredUser): void {
-    this.#byName.set(user.Username.toLowerCase(), user.Id);
-    if (user.Email) this.#byEmail.set(user.Email.toLowerCase(), user.Id);
+  /** The users collection inside a transaction. */
+  static in(t: Tx): TxRepo<StoredUser> {
+    return t.repo<StoredUser>(USERS);
   }
 }

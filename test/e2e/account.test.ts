@@ -1,4 +1,5 @@
 import { Secret, TOTP } from 'otpauth';
+import { UsersRepo } from '../../server/store/users.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -172,14 +173,17 @@ describe('accounts in a real browser', () => {
   it('shows a banned user the reason, details and end of the ban in local time', async () => {
     const { user, password } = await makeUser('banned_guy');
     const now = Math.floor(Date.now() / 1000);
-    user.BanStatus = {
-      isBanned: true,
-      BanBegin: now,
-      BanEnd: now + 3600,
-      BanReason: 'Spam',
-      BanDescription: 'Posted the same link in every world.',
-    };
-    await host.server.store.commit([host.server.users.touch(user)]);
+    await host.server.store.tx((t) =>
+      UsersRepo.in(t).update(user.Id, (draft) => {
+        draft.BanStatus = {
+          isBanned: true,
+          BanBegin: now,
+          BanEnd: now + 3600,
+          BanReason: 'Spam',
+          BanDescription: 'Posted the same link in every world.',
+        };
+      }),
+    );
 
     const timezoneId = 'America/New_York';
     tab = await openTab(browser, { timezoneId });
@@ -214,13 +218,16 @@ describe('accounts in a real browser', () => {
 
   it('shows a warning with its reason once, at the sign-in that delivers it', async () => {
     const { user, password } = await makeUser('warned_one');
-    user.WarnStatus = {
-      isWarned: true,
-      TimeWarned: Math.floor(Date.now() / 1000),
-      WarnReason: 'Rude in chat',
-      WarnDescription: 'Please keep it friendly.',
-    };
-    await host.server.store.commit([host.server.users.touch(user)]);
+    await host.server.store.tx((t) =>
+      UsersRepo.in(t).update(user.Id, (draft) => {
+        draft.WarnStatus = {
+          isWarned: true,
+          TimeWarned: Math.floor(Date.now() / 1000),
+          WarnReason: 'Rude in chat',
+          WarnDescription: 'Please keep it friendly.',
+        };
+      }),
+    );
 
     tab = await openTab(browser);
     const { page } = tab;

@@ -14,6 +14,7 @@ import {
   type SocketFactory,
 } from '../../renderer/shared/socket-client.js';
 import { Rank } from '../../server/protocol/enums.js';
+import { UsersRepo } from '../../server/store/users.js';
 import { createServer, type HostServer } from '../../server/host.js';
 
 describe('reconnect delay', () => {
@@ -114,8 +115,11 @@ describe('socket client against a real host', () => {
       email: `${username.toLowerCase()}@example.test`,
     });
     if (rank !== undefined) {
-      const stored = server.users.get(user.Id)!;
-      stored.Rank = rank;
+      await server.store.tx((t) =>
+        UsersRepo.in(t).update(user.Id, (draft) => {
+          draft.Rank = rank;
+        }),
+      );
     }
     return { id: user.Id, token: token.content };
   }

@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { UsersRepo } from '../../server/store/users.js';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -237,16 +238,18 @@ describe('accounts', () => {
 
     it('refuses a banned user with LoginResult 2 and the BanStatus, and no token, until the ban ends', async () => {
       const before = await usersOnDisk(host);
-      const user = host.server.users.get(alice.id)!;
       const now = Math.floor(clock.now() / 1000);
-      user.BanStatus = {
-        isBanned: true,
-        BanBegin: now,
-        BanEnd: now + 3600,
-        BanReason: 'Spam',
-        BanDescription: 'Links',
-      };
-      await host.server.store.commit([host.server.users.touch(user)]);
+      const user = await host.server.store.tx((t) =>
+        UsersRepo.in(t).update(alice.id, (draft) => {
+          draft.BanStatus = {
+            isBanned: true,
+            BanBegin: now,
+            BanEnd: now + 3600,
+            BanReason: 'Spam',
+            BanDescription: 'Links',
+          };
+        }),
+      );
       const banned = await host.post('login', { username: 'alice', password: PASSWORD });
       expect(banned).toEqual({
         success: true,
@@ -267,9 +270,16 @@ describe('accounts', () => {
     });
 
     it('tells a warned user once (LoginResult 3) and refuses their tokens until they log in', async () => {
-      const user = host.server.users.get(alice.id)!;
-      user.WarnStatus = { isWarned: true, TimeWarned: 1, WarnReason: 'Rude', WarnDescription: 'Be nice' };
-      await host.server.store.commit([host.server.users.touch(user)]);
+      await host.server.store.tx((t) =>
+        UsersRepo.in(t).update(alice.id, (draft) => {
+          draft.WarnStatus = {
+            isWarned: true,
+            TimeWarned: 1,
+            WarnReason: 'Rude',
+            WarnDescription: 'Be nice',
+          };
+        }),
+      );
       expect(
         (await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token })).result,
       ).toEqual({

@@ -8,6 +8,7 @@ import {
   startHost,
   type Account,
   type TestHost,
+  editUser,
 } from './helpers.js';
 
 describe('search, popularity, asset tokens, invite codes', () => {
@@ -103,15 +104,16 @@ describe('search, popularity, asset tokens, invite codes', () => {
       await avatar(alice, 'Secret Bot', [], 1);
       const shown = await avatar(bob, 'Shown Bot');
       expect(expectOk(await host.get('search/avatar/bot/10/0')).Candidates).toEqual([shown.id]);
-      const stored = host.server.users.get(bob.id)!;
       const now = Math.floor(clock.now() / 1000);
-      stored.BanStatus = {
-        isBanned: true,
-        BanBegin: now,
-        BanEnd: now + 60,
-        BanReason: 'x',
-        BanDescription: '',
-      };
+      await editUser(host, bob.id, (draft) => {
+        draft.BanStatus = {
+          isBanned: true,
+          BanBegin: now,
+          BanEnd: now + 60,
+          BanReason: 'x',
+          BanDescription: '',
+        };
+      });
       host.server.events.emit('tokensRevoked', { userId: bob.id });
       expect(expectOk(await host.get('search/avatar/bot/10/0')).Candidates).toEqual([]);
     });
@@ -243,8 +245,9 @@ describe('search, popularity, asset tokens, invite codes', () => {
 
   describe('invite codes', () => {
     it('lets admins require codes and make single-use and expiring ones', async () => {
-      const admin = host.server.users.get(alice.id)!;
-      admin.Rank = 5;
+      await editUser(host, alice.id, (draft) => {
+        draft.Rank = 5;
+      });
       expectFail(
         await host.post('createInviteCode', { userid: bob.id, tokenContent: bob.token }),
         'FORBIDDEN',

@@ -1,4 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { Draft } from 'immer';
+import type { Store } from '../../server/store/store.js';
+import { UsersRepo, type StoredUser } from '../../server/store/users.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -108,4 +111,13 @@ export async function signUp(
   const result = expectOk(await host.post('createUser', { username, password: PASSWORD, email }));
   const data = result.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
   return { id: data.Id, username, token: data.AccountTokens[0]!.content };
+}
+
+/** Changes a stored user as a transaction would (records are frozen: tests change them through the store). */
+export function editUser(
+  host: { server: { store: Store } },
+  id: string,
+  recipe: (draft: Draft<StoredUser>) => void,
+): Promise<StoredUser> {
+  return host.server.store.tx((t) => UsersRepo.in(t).update(id, recipe));
 }

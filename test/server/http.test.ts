@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { expectFail, expectOk, signUp, startHost, type TestHost } from './helpers.js';
 
 describe('HTTP envelope and transport', () => {
@@ -90,8 +90,10 @@ describe('HTTP envelope and transport', () => {
 
   it('turns an internal fault into INTERNAL_ERROR without leaking a stack or the cause', async () => {
     const alice = await signUp(host, 'alice');
-    // Corrupt the in-memory record so the handler throws a TypeError.
-    (host.server.users.get(alice.id) as unknown as { AccountTokens: null }).AccountTokens = null;
+    // Make the handler throw a TypeError deep inside.
+    vi.spyOn(host.server.users, 'get').mockImplementationOnce(() => {
+      throw new TypeError('Cannot read properties of null (reading AccountTokens)');
+    });
     const answer = await host.post('isValidToken', { userid: alice.id, tokenContent: alice.token });
     expectFail(answer, 'INTERNAL_ERROR');
     expect(JSON.stringify(answer)).not.toMatch(/TypeError|at .*\.js|AccountTokens/);

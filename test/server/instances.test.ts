@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TestGameServer } from '../../server/tools/test-game-server.js';
-import { expectFail, expectOk, signUp, startHost, type Account, type TestHost } from './helpers.js';
+import { expectFail, expectOk, signUp, startHost, type Account, type TestHost, editUser } from './helpers.js';
 import { settle, TestSocket } from './socket-client.js';
 
 const GS_TOKEN = 'lan-game-server-secret';
@@ -134,8 +134,9 @@ describe('instances and game servers', () => {
         await host.post('addGameServerToken', { userid: bob.id, tokenContent: bob.token, label: 'x' }),
         'FORBIDDEN',
       );
-      const admin = host.server.users.get(alice.id)!;
-      admin.Rank = 5;
+      await editUser(host, alice.id, (draft) => {
+        draft.Rank = 5;
+      });
       const added = expectOk(
         await host.post('addGameServerToken', {
           userid: alice.id,

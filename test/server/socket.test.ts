@@ -10,6 +10,7 @@ import {
   startHost,
   type Account,
   type TestHost,
+  editUser,
 } from './helpers.js';
 import { settle, TestSocket } from './socket-client.js';
 
@@ -83,15 +84,16 @@ describe('socket', () => {
     });
 
     it("refuses a banned user's token", async () => {
-      const user = host.server.users.get(bob.id)!;
       const now = Math.floor(clock.now() / 1000);
-      user.BanStatus = {
-        isBanned: true,
-        BanBegin: now,
-        BanEnd: now + 60,
-        BanReason: 'x',
-        BanDescription: 'y',
-      };
+      await editUser(host, bob.id, (draft) => {
+        draft.BanStatus = {
+          isBanned: true,
+          BanBegin: now,
+          BanEnd: now + 60,
+          BanReason: 'x',
+          BanDescription: 'y',
+        };
+      });
       const socket = await raw();
       socket.sendJson({ userId: bob.id, tokenContent: bob.token, message: 'auth', args: {} });
       await socket.next('authfailed');
@@ -118,27 +120,25 @@ describe('socket', () => {
       expect(await a1.waitClosed()).toEqual({ code: 4001, reason: 'token expired or revoked' });
       expect(a2.closed).toBeNull();
 
-      const user = host.server.users.get(alice.id)!;
       const now = Math.floor(clock.now() / 1000);
-      user.BanStatus = {
-        isBanned: true,
-        BanBegin: now,
-        BanEnd: now + 60,
-        BanReason: 'x',
-        BanDescription: 'y',
-      };
+      await editUser(host, alice.id, (draft) => {
+        draft.BanStatus = {
+          isBanned: true,
+          BanBegin: now,
+          BanEnd: now + 60,
+          BanReason: 'x',
+          BanDescription: 'y',
+        };
+      });
       host.server.events.emit('tokensRevoked', { userId: alice.id });
       // The reason says why, so a client can tell a ban from an expired session.
       expect(await a2.waitClosed()).toEqual({ code: 4001, reason: 'banned' });
       expect(host.server.hub.isConnected(alice.id)).toBe(false);
 
       const b = await connect(bob);
-      host.server.users.get(bob.id)!.WarnStatus = {
-        isWarned: true,
-        TimeWarned: now,
-        WarnReason: 'x',
-        WarnDescription: 'y',
-      };
+      await editUser(host, bob.id, (draft) => {
+        draft.WarnStatus = { isWarned: true, TimeWarned: now, WarnReason: 'x', WarnDescription: 'y' };
+      });
       host.server.events.emit('tokensRevoked', { userId: bob.id });
       expect(await b.waitClosed()).toEqual({ code: 4001, reason: 'warned' });
     });

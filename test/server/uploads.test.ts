@@ -10,6 +10,7 @@ import {
   startHost,
   type Account,
   type TestHost,
+  editUser,
 } from './helpers.js';
 import { avatarMeta, blobTree, md5, upload, worldMeta } from './upload-helpers.js';
 
@@ -215,8 +216,9 @@ describe('uploads', () => {
       const avatarId = expectOk(
         await upload(host, alice, { name: 'a.hna', data: 'x' }, { avatarMeta: avatarMeta() }),
       ).AvatarId as string;
-      const stored = host.server.uploads.avatar(avatarId)! as unknown as Record<string, unknown>;
-      stored.Tokens = [{ content: 'secret-asset-token', dateCreated: 0, dateExpire: 0, app: 'x' }];
+      await host.server.uploads.saveAssetTokens('avatar', avatarId, () => [
+        { content: 'secret-asset-token', dateCreated: 0, dateExpire: 0, app: 'x' },
+      ]);
       const answer = await host.get(`meta/avatar/${avatarId}`);
       expect(JSON.stringify(answer)).not.toContain('secret-asset-token');
       expectFail(
@@ -244,8 +246,9 @@ describe('uploads', () => {
       const second = expectOk(
         await upload(host, alice, { name: 'a.hna', data: 'y' }, { avatarMeta: avatarMeta() }),
       ).AvatarId as string;
-      const mod = host.server.users.get(bob.id)!;
-      mod.Rank = 4;
+      await editUser(host, bob.id, (draft) => {
+        draft.Rank = 4;
+      });
       expectOk(
         await host.post('remove/avatar', { userid: bob.id, tokenContent: bob.token, avatarid: second }),
         'Removed avatar!',
@@ -257,8 +260,9 @@ describe('uploads', () => {
       const avatarId = expectOk(
         await upload(host, alice, { name: 'a.hna', data: 'x' }, { avatarMeta: avatarMeta() }),
       ).AvatarId as string;
-      const mod = host.server.users.get(bob.id)!;
-      mod.Rank = 4;
+      await editUser(host, bob.id, (draft) => {
+        draft.Rank = 4;
+      });
       expectFail(
         await host.post('moderation', {
           userid: bob.id,
@@ -757,7 +761,7 @@ describe('uploads', () => {
     });
   });
 
-  it('survives a restart with its files, and removes orphaned files and temp leftovers', async () => {
+  it('survives a restart with its files, removes orphaned files and temp leftovers of ours, and leaves strangers', async () => {
     const up = expectOk(await upload(host, alice, { name: 'keep.png', data: 'kept' })).UploadData as {
       FileName: string;
     };
@@ -766,9 +770,14 @@ describe('uploads', () => {
     const { writeFile, mkdir } = await import('node:fs/promises');
     await writeFile(join(dir, 'files', alice.id, 'file_00000000-0000-4000-8000-000000000000.png'), 'orphan');
     await mkdir(join(dir, 'tmp'), { recursive: true });
-    await writeFile(join(dir, 'tmp', 'half.part'), 'half');
+    await writeFile(join(dir, 'tmp', `${'ab'.repeat(16)}.part`), 'half');
+    // Files whose names do not prove they are ours stay (and are logged), wherever they are.
+    await writeFile(join(dir, 'tmp', 'notes.txt'), 'mine');
+    await writeFile(join(dir, 'files', alice.id, 'holiday.jpg'), 'mine');
     host = await startHost({}, { clock, dir });
-    expect(await blobTree(dir)).toEqual([`files/${alice.id}/${up.FileName}`]);
+    expect(await blobTree(dir)).toEqual(
+      [`files/${alice.id}/${up.FileName}`, `files/${alice.id}/holiday.jpg`, 'tmp/notes.txt'].sort(),
+    );
     expect((await stat(join(dir, 'files', alice.id, up.FileName))).size).toBe(4);
   });
 });

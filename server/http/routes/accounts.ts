@@ -115,8 +115,8 @@ export function accountRoutes(
   router.post('/updateBio', async (ctx) => {
     const input = parse(UpdateBioRequest, ctx.request.body);
     const user = accounts.requireUser(input.userid, input.tokenContent);
-    await accounts.updateBio(user, input.bio);
-    reply(ctx, 'Updated Bio!', { Bio: { ...user.Bio } });
+    const bio = await accounts.updateBio(user, input.bio);
+    reply(ctx, 'Updated Bio!', { Bio: { ...bio } });
   });
 
   router.post('/enable2fa', async (ctx) => {

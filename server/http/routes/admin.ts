@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { updateHostSettings } from '../../store/settings.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { Rank } from '../../protocol/enums.js';
 import {
@@ -51,8 +52,8 @@ export function adminRoutes(router: Router, core: HostCore): void {
     const input = parse(HostSettingsRequest, ctx.request.body);
     requireAdmin(input.userid, input.tokenContent);
     if (input.requireInviteCode !== undefined) {
-      store.meta.data.settings = { ...store.meta.data.settings, requireInviteCode: input.requireInviteCode };
-      await store.meta.write();
+      const requireInviteCode = input.requireInviteCode;
+      await store.tx((t) => updateHostSettings(t, store, { requireInviteCode }));
     }
     reply(ctx, 'Got host settings', { requireInviteCode: core.requireInviteCode() });
   });

@@ -13,3 +13,16 @@ export class AppError extends Error {
     this.name = 'AppError';
   }
 }
+
+/** Thrown for a commit the log could not make durable; nothing of it is kept or visible. */
+export class StorageWriteError extends Error {
+  constructor(override readonly cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | null)?.code;
+    super(
+      code === 'ENOSPC'
+        ? 'The host could not save this change: its disk is full. Nothing was changed; try again once space is free.'
+        : `The host could not save this change (${cause instanceof Error ? cause.message : String(cause)}). Nothing was changed.`,
+    );
+    this.name = 'StorageWriteError';
+  }
+}

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { ErrorCode, type FieldErrors } from '../protocol/errors.js';
 import { fieldErrorsOf } from '../protocol/schemas.js';
-import { AppError } from '../errors.js';
+import { AppError, StorageWriteError } from '../errors.js';
 
 /** Under /api/ (in any case, as the router's prefix matches). */
 export function isApiPath(path: string): boolean {
@@ -45,6 +45,23 @@ function classify(error: unknown): {
       message: error.message,
       fields: error.fields,
       extra: error.extra,
+      unexpected: false,
+    };
+  }
+  if (error instanceof StorageWriteError) {
+    const full = (error.cause as NodeJS.ErrnoException | null)?.code === 'ENOSPC';
+    return {
+      code: full ? ErrorCode.STORAGE_FULL : ErrorCode.STORAGE_FAILED,
+      message: error.message,
+      unexpected: false,
+    };
+  }
+  if ((error as NodeJS.ErrnoException | null)?.code === 'ENOSPC') {
+    // A file being received (an upload) hit a full disk: it was removed, nothing else changed.
+    return {
+      code: ErrorCode.STORAGE_FULL,
+      message:
+        'The host could not save this: its disk is full. Nothing was changed; try again once space is free.',
       unexpected: false,
     };
   }
@@ -161,6 +178,9 @@ export function envelopeFunnel(log: Logger): Middleware {
 export function errorEnvelope(error: unknown, log: Logger, reqId: string, path: string): object {
   const { code, message, fields, extra, unexpected } = classify(error);
   if (unexpected) log.error({ err: error, reqId, path }, 'request failed');
+  else if (code === ErrorCode.STORAGE_FULL || code === ErrorCode.STORAGE_FAILED) {
+    log.warn({ err: error, reqId, path }, 'a change could not be saved');
+  }
   return {
     success: false,
     message,

@@ -9,6 +9,9 @@ export const ErrorCode = {
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   NOT_FOUND: 'NOT_FOUND',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  /** The host could not save the change (its disk is full, or a write failed); nothing was changed. */
+  STORAGE_FULL: 'STORAGE_FULL',
+  STORAGE_FAILED: 'STORAGE_FAILED',
   INVALID_TOKEN: 'INVALID_TOKEN',
   INCORRECT_CREDENTIALS: 'INCORRECT_CREDENTIALS',
   USER_NOT_FOUND: 'USER_NOT_FOUND',

@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { CorruptDataFileError } from './durable-file.js';
 import { writeAll } from './wal.js';
+import type { ReadLog } from './seam.js';
 
 export interface LogIndexEntry<K> {
   offset: number;
@@ -17,7 +18,7 @@ export interface LogIndexEntry<K> {
  * same entries. Each entry carries the sequence number of its commit, so a replay after a crash adds only what
  * the file does not hold yet.
  */
-export class StoreLog<T extends { seq: number }, K> {
+export class StoreLog<T extends { seq: number }, K> implements ReadLog<T, K> {
   readonly #index: Array<LogIndexEntry<K>> = [];
   /** Entries not yet in the file, as JSON, oldest first: positions #index.length - #tail.length ... */
   #tail: string[] = [];

@@ -1,6 +1,6 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freeze, produce, type Draft } from 'immer';
+import { freeze, produce } from 'immer';
 import { assertUsableDataFolder } from './data-folder.js';
 import {
   CorruptDataFileError,
@@ -12,6 +12,9 @@ import {
 import { acquireLock } from './lock.js';
 import { StoreLog } from './store-log.js';
 import { WriteAheadLog, type LogFileSystem } from './wal.js';
+import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
+
+export type { DataStore, Tx, TxRepo } from './seam.js';
 
 export { DataFolderInUseError } from './lock.js';
 export { StorageWriteError } from './wal.js';
@@ -123,7 +126,7 @@ interface IndexDef<T> {
 }
 
 /** The committed (durable) records of one collection, read-only, and what transactions see on top. */
-export class Collection<T> {
+export class Collection<T> implements ReadCollection<T> {
   readonly #durable = new Map<string, Version<T>>();
   readonly #pending = new Map<string, PendingVersion<T>>();
   readonly #indexes = new Map<string, IndexDef<T>>();
@@ -306,27 +309,6 @@ export class Collection<T> {
   }
 }
 
-/** A collection as a transaction sees it: its own writes, then the newest committed versions. */
-export interface TxRepo<T> {
-  get(id: string): T | undefined;
-  has(id: string): boolean;
-  /** The record holding `key` in a unique index. */
-  find(index: string, key: string): T | undefined;
-  /** Writes a whole record (frozen; the caller must not change it afterwards). */
-  put(id: string, data: T): T;
-  /** Changes a record through a draft (immer): returns the new frozen version. Throws when there is none. */
-  update(id: string, recipe: (draft: Draft<T>) => void): T;
-  remove(id: string): void;
-}
-
-export interface Tx {
-  repo<T>(collection: string): TxRepo<T>;
-  /** Appends an entry to a store log in this commit; its `seq` is set to the commit's sequence number. */
-  append<E extends { seq: number }>(log: string, entry: E): E;
-  /** Runs `effect` once the commit is durable (events, notifications); not when it fails or runs again. */
-  afterCommit(effect: () => void): void;
-}
-
 interface Write {
   collection: Collection<unknown>;
   id: string;
@@ -452,9 +434,11 @@ export interface StoreOptions {
   logger?: StoreLogger;
   /** The write-ahead log's files (tests inject failures here). */
   fs?: LogFileSystem;
+  /** How long after a change a checkpoint runs (default 30 s). */
+  checkpointAfterMs?: number;
 }
 
-export class Store {
+export class Store implements DataStore {
   #seq = 0;
   #collections = new Map<string, Collection<unknown>>();
   #logs = new Map<string, StoreLog<{ seq: number }, unknown>>();
@@ -476,6 +460,7 @@ export class Store {
     readonly dir: string,
     readonly fsync: boolean,
     readonly logger: StoreLogger,
+    private readonly checkpointAfterMs: number,
   ) {}
 
   collection<T>(name: string): Collection<T> {
@@ -499,16 +484,26 @@ export class Store {
   async tx<R>(fn: (t: Tx) => R | Promise<R>): Promise<R> {
     for (let run = 0; run < MAX_TX_RUNS; run++) {
       if (this.#closed) throw new Error('store is closed');
+      // A transaction that conflicted twice runs alone among the retried ones (they would only keep colliding);
+      // the lock is held until its commit is handed to the log, so the next one reads what it wrote.
+      const release = run >= 2 ? await this.#retryLock() : null;
       const t = new Transaction(this);
       let result: R;
+      let work: Promise<void> | null = null;
       try {
-        result = await fn(t);
+        try {
+          result = await fn(t);
+        } finally {
+          t.done = true;
+        }
+        if (!t.valid()) {
+          release?.();
+          await Promise.allSettled(t.blockers());
+          continue;
+        }
+        if (t.writes.size > 0 || t.appends.length > 0) work = this.#commit(t);
       } finally {
-        t.done = true;
-      }
-      if (!t.valid()) {
-        await Promise.allSettled(t.blockers());
-        continue;
+        release?.();
       }
       if (t.writes.size === 0 && t.appends.length === 0) {
         // Read-only: what it read must be durable before anyone is told about it.
@@ -516,8 +511,7 @@ export class Store {
           await Promise.allSettled(t.waits);
           if (!t.valid()) continue;
         }
-      } else {
-        const work = this.#commit(t);
+      } else if (work) {
         this.#inFlight.add(work);
         try {
           await work;
@@ -529,6 +523,18 @@ export class Store {
       return result;
     }
     throw new TransactionConflictError();
+  }
+
+  #retryTail: Promise<void> = Promise.resolve();
+
+  /** Waits for the retry lock; returns its release (safe to call twice). */
+  async #retryLock(): Promise<() => void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const before = this.#retryTail;
+    this.#retryTail = before.then(() => held);
+    await before;
+    return release;
   }
 
   /** Sequences the transaction's writes and hands them to the log; synchronous up to the log's promise. */
@@ -596,7 +602,7 @@ export class Store {
       this.#backgroundCheckpoint();
       return;
     }
-    this.#scheduleCheckpoint(CHECKPOINT_AFTER_MS);
+    this.#scheduleCheckpoint(this.checkpointAfterMs);
   }
 
   #scheduleCheckpoint(ms: number): void {
@@ -616,7 +622,7 @@ export class Store {
         { err: error, file: path ?? this.dir },
         'checkpoint failed: the changes stay in the write-ahead log; trying again shortly',
       );
-      this.#scheduleCheckpoint(CHECKPOINT_RETRY_MS);
+      this.#scheduleCheckpoint(Math.min(CHECKPOINT_RETRY_MS, this.checkpointAfterMs));
     });
   }
 
@@ -720,7 +726,12 @@ export class Store {
   ): Promise<Store> {
     const kind = await assertUsableDataFolder(dir);
     await mkdir(dir, { recursive: true });
-    const store = new Store(dir, options.fsync ?? true, options.logger ?? silentLogger);
+    const store = new Store(
+      dir,
+      options.fsync ?? true,
+      options.logger ?? silentLogger,
+      options.checkpointAfterMs ?? CHECKPOINT_AFTER_MS,
+    );
     store.#release = await acquireLock(dir);
     try {
       const metaPath = join(dir, 'meta.json');

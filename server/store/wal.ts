@@ -3,6 +3,9 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { CorruptDataFileError, syncDir } from './durable-file.js';
+import { StorageWriteError } from '../errors.js';
+
+export { StorageWriteError } from '../errors.js';
 
 /** One record version or log entry as a log line carries it. */
 export type WalEntry =
@@ -41,19 +44,6 @@ const FRAMED = /^([0-9a-f]{8}) /;
 /** A line as written: the CRC-32 of its JSON (8 hex digits), a space, the JSON. */
 export function frameLine(json: string): string {
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
-}
-
-/** Thrown for a commit the log could not make durable; nothing of it is kept or visible. */
-export class StorageWriteError extends Error {
-  constructor(override readonly cause: unknown) {
-    const code = (cause as NodeJS.ErrnoException | null)?.code;
-    super(
-      code === 'ENOSPC'
-        ? 'The host could not save this change: its disk is full. Nothing was changed; try again once space is free.'
-        : `The host could not save this change (${cause instanceof Error ? cause.message : String(cause)}). Nothing was changed.`,
-    );
-    this.name = 'StorageWriteError';
-  }
 }
 
 /** The segments found at start, read and checked, before anything is written. */

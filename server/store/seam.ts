@@ -1,0 +1,61 @@
+import type { Draft } from 'immer';
+
+/**
+ * The storage seam: the only way services reach data. A store is a set of collections (records by id, with unique
+ * secondary indexes) and append-only logs, changed only inside `tx`, which commits everything it changed
+ * atomically or nothing. Records handed out are deeply frozen; a change is visible to readers only once it is
+ * durable. The embedded store (store.ts: write-ahead log, one JSON file per record) implements it; another
+ * implementation must pass the same conformance suite (test/server/store.test.ts).
+ */
+export interface DataStore {
+  collection<T>(name: string): ReadCollection<T>;
+  log<E extends { seq: number }, K>(name: string): ReadLog<E, K>;
+  /**
+   * Runs `fn` as one transaction and resolves with its result once the commit is durable. `fn` may run more than
+   * once (when what it read changed before it committed), so effects outside the store go in `t.afterCommit`.
+   * A failed write rejects (StorageWriteError) and changes nothing.
+   */
+  tx<R>(fn: (t: Tx) => R | Promise<R>): Promise<R>;
+  close(): Promise<void>;
+}
+
+/** Durable records of one collection, read-only. */
+export interface ReadCollection<T> {
+  readonly size: number;
+  get(id: string): T | undefined;
+  has(id: string): boolean;
+  values(): IterableIterator<T>;
+  /** The record holding `key` in the unique index `index`. */
+  find(index: string, key: string): T | undefined;
+  addIndex(index: string, keyOf: (record: T) => string | undefined): void;
+}
+
+/** A durable history, read by position (oldest first). */
+export interface ReadLog<E, K> {
+  readonly length: number;
+  indexAt(position: number): { key: K } | undefined;
+  read(position: number): Promise<E>;
+  /** Called with each entry once its commit is durable, and its position. */
+  onAppend(listener: (entry: E, position: number) => void): void;
+}
+
+/** A collection as a transaction sees it: its own writes, then the newest committed versions. */
+export interface TxRepo<T> {
+  get(id: string): T | undefined;
+  has(id: string): boolean;
+  /** The record holding `key` in a unique index. */
+  find(index: string, key: string): T | undefined;
+  /** Writes a whole record (frozen; the caller must not change it afterwards). */
+  put(id: string, data: T): T;
+  /** Changes a record through a draft (immer): returns the new frozen version. Throws when there is none. */
+  update(id: string, recipe: (draft: Draft<T>) => void): T;
+  remove(id: string): void;
+}
+
+export interface Tx {
+  repo<T>(collection: string): TxRepo<T>;
+  /** Appends an entry to a store log in this commit; its `seq` is set to the commit's sequence number. */
+  append<E extends { seq: number }>(log: string, entry: E): E;
+  /** Runs `effect` once the commit is durable (events, notifications); not when it fails or runs again. */
+  afterCommit(effect: () => void): void;
+}

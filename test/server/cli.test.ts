@@ -141,6 +141,35 @@ describe('command line', () => {
     expect(create.stderr).toMatch(/already in use/);
   });
 
+  it('refuses a data folder that holds files of someone else, for serve and user create alike', async () => {
+    const { writeFile, readdir } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    await writeFile(join(dir, 'thesis.docx'), 'years of work');
+    const serve = await runCli(['serve', '--data-dir', dir, '--port', '0', '--no-ui']);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toMatch(
+      /cannot be used as a data folder: it already holds other files \(thesis\.docx\)/,
+    );
+    const create = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'someone',
+      '--password',
+      'Passw0rd!',
+      '--email',
+      's@x.io',
+    ]);
+    expect(create.code).toBe(1);
+    expect(create.stderr).toMatch(/cannot be used as a data folder/);
+    expect(await readdir(dir)).toEqual(['thesis.docx']);
+    const root = await runCli(['serve', '--data-dir', '/', '--port', '0', '--no-ui']);
+    expect(root.code).toBe(1);
+    expect(root.stderr).toMatch(/root of a file system/);
+  });
+
   it('runs a test game server against a served host', async () => {
     served = await spawnServe(['--data-dir', dir, '--game-server-token', 'gs-secret']);
     const { spawn } = await import('node:child_process');

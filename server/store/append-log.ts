@@ -1,6 +1,7 @@
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CorruptDataFileError, syncDir } from './durable-file.js';
+import { writeAll } from './wal.js';
 
 /**
  * An append-only JSON-lines file for histories (the moderation log, invite-request events). Appends made in the
@@ -50,8 +51,10 @@ export class AppendLog<T, K> {
   #flushing: Promise<void> | null = null;
   #scheduled = false;
   #closed = false;
-  /** A failed write leaves the file's tail unknown: refuse further appends until a restart re-indexes it. */
-  #failed: unknown = null;
+  /** Bytes on disk that hold whole, acknowledged lines. */
+  #written = 0;
+  /** A failed write may have left a torn line past #written: it is cut off before the next write. */
+  #damaged = false;
   /** While a compaction swaps the file, appends wait. */
   #compacting: Promise<void> | null = null;
 
@@ -125,6 +128,7 @@ export class AppendLog<T, K> {
         start = end + 1;
       }
       log.#size = start;
+      log.#written = start;
       return log;
     } catch (error) {
       await handle.close();
@@ -144,7 +148,6 @@ export class AppendLog<T, K> {
    */
   add(entry: T, json: string = JSON.stringify(entry)): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('log is closed'));
-    if (this.#failed) return Promise.reject(this.#failed);
     const bytes = Buffer.byteLength(json) + 1;
     const key = this.keyOf(entry);
     this.#note(this.#size, bytes - 1, key);
@@ -170,14 +173,27 @@ export class AppendLog<T, K> {
     this.#pending = newBatch();
     this.#flushing = (async () => {
       try {
-        await this.handle.write(`${batch.lines.join('\n')}\n`);
+        if (this.#damaged) {
+          await this.handle.truncate(this.#written);
+          this.#damaged = false;
+        }
+        const buffer = Buffer.from(`${batch.lines.join('\n')}\n`, 'utf8');
+        await writeAll(this.handle, buffer);
         if (this.fsync) await this.handle.datasync();
+        this.#written += buffer.length;
         batch.resolve();
       } catch (error) {
-        this.#failed = error;
-        batch.reject(error);
+        // This batch and the one queued behind it are refused and forgotten; the torn bytes are cut before the
+        // next write, so the log recovers by itself once the disk does.
+        this.#damaged = true;
         const later = this.#pending;
         this.#pending = newBatch();
+        for (const refused of [later, batch]) {
+          this.#count -= refused.lines.length;
+          this.#size -= refused.bytes.reduce((sum, bytes) => sum + bytes, 0);
+          this.#index?.splice(this.#index.length - refused.lines.length, refused.lines.length);
+        }
+        batch.reject(error);
         later.reject(error);
       }
     })();
@@ -242,6 +258,8 @@ export class AppendLog<T, K> {
         }
         this.#count = count;
         this.#size = size;
+        this.#written = size;
+        this.#damaged = false;
         // Appends made since the call were indexed against the old file: index them again, after the new content.
         const later = this.#pending;
         later.keys.forEach((key, at) => {

@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppendLog } from '../../server/store/append-log.js';
@@ -32,6 +32,27 @@ describe('append log', () => {
       .split('\n')
       .filter(Boolean)
       .map((line) => (JSON.parse(line) as Line).n);
+
+  it('refuses appends whose write fails (a full disk), cuts the torn bytes, and takes later appends', async () => {
+    const opened = await open();
+    await opened.append({ n: 1 });
+    const handle = (opened as unknown as { handle: FileHandle }).handle;
+    const realWrite = handle.write.bind(handle);
+    let failures = 1;
+    handle.write = (async (buffer: Buffer, offset: number, length: number) => {
+      if (failures-- > 0) {
+        await realWrite(buffer, offset, Math.floor(length / 2));
+        throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      }
+      return realWrite(buffer, offset, length);
+    }) as FileHandle['write'];
+    await expect(opened.append({ n: 2 })).rejects.toThrow(/ENOSPC/);
+    expect(opened.length).toBe(1);
+    await opened.append({ n: 3 });
+    expect(opened.length).toBe(2);
+    expect(await onDisk()).toEqual([1, 3]);
+    expect(await opened.read(1)).toEqual({ n: 3 });
+  });
 
   it('writes the appends of one tick together, in order, and reads them back', async () => {
     const l = await open();

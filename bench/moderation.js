@@ -307,10 +307,12 @@ async function seedUsers(dataDir, count, moderators) {
           lifetimeSeconds: host.config.tokenLifetimeSeconds,
           rank: rank,
         });
-        changes.push(host.users.insert(user));
+        changes.push(user);
         users.push({ id, username, token, rank });
       }
-      await host.store.commit(changes);
+      await host.store.tx((t) => {
+        for (const user of changes) t.repo('users').put(user.Id, user);
+      });
     }
   } finally {
     // Seeded records reach their files now, as on a host that has been running a while: the server must not

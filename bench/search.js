@@ -530,7 +530,7 @@ async function seed(dataDir, options) {
     }
     const assetRecords = [];
     const asset = (kind, count) => {
-      const collection = host.store.collection(kind === 'avatar' ? 'avatars' : 'worlds');
+      const collection = kind === 'avatar' ? 'avatars' : 'worlds';
       for (let i = 0; i < count; i++) {
         const owner = records[Math.floor(random() * records.length)];
         const name = kind === 'avatar' ? namer.avatar() : namer.world();
@@ -557,15 +557,17 @@ async function seed(dataDir, options) {
           DateUpdated: created,
         };
         (kind === 'avatar' ? owner.Avatars : owner.Worlds).push(record.Id);
-        assetRecords.push(() => collection.put(record.Id, record));
+        assetRecords.push((t) => t.repo(collection).put(record.Id, record));
         (kind === 'avatar' ? avatars : worlds).push([record.Id, name.toLowerCase(), tags, publicity === 0]);
       }
     };
     asset('avatar', options.avatars - options.popular);
     asset('world', options.worlds);
-    const writes = [...records.map((user) => () => host.users.insert(user)), ...assetRecords];
+    const writes = [...records.map((user) => (t) => t.repo('users').put(user.Id, user)), ...assetRecords];
     for (let start = 0; start < writes.length; start += SEED_BATCH) {
-      await host.store.commit(writes.slice(start, start + SEED_BATCH).map((write) => write()));
+      await host.store.tx((t) => {
+        for (const write of writes.slice(start, start + SEED_BATCH)) write(t);
+      });
     }
   } finally {
     // Seeded records reach their files now, as on a host that has been running a while: the server must not

@@ -646,22 +646,22 @@ async function seed(dataDir, friendCount, idleCount) {
         const token = randomIds.secret();
         const friendList = isFriend ? friendIds.filter((other) => other !== id) : [];
         changes.push(
-          host.users.insert(
-            seededUser(seedApi, {
-              id,
-              username,
-              hashed,
-              token,
-              now,
-              lifetimeSeconds: host.config.tokenLifetimeSeconds,
-              rank: enums.Rank.Registered,
-              friends: friendList,
-            }),
-          ),
+          seededUser(seedApi, {
+            id,
+            username,
+            hashed,
+            token,
+            now,
+            lifetimeSeconds: host.config.tokenLifetimeSeconds,
+            rank: enums.Rank.Registered,
+            friends: friendList,
+          }),
         );
         (isFriend ? friends : idle).push({ id, token });
       }
-      await host.store.commit(changes);
+      await host.store.tx((t) => {
+        for (const user of changes) t.repo('users').put(user.Id, user);
+      });
     }
   } finally {
     // Seeded records reach their files now, as on a host that has been running a while: the server must not

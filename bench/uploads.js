@@ -238,21 +238,21 @@ async function seedUsers(dataDir, count) {
       const username = `uploader${i}`;
       const token = randomIds.secret();
       changes.push(
-        host.users.insert(
-          seededUser(seedApi, {
-            id,
-            username,
-            hashed,
-            token,
-            now,
-            lifetimeSeconds: host.config.tokenLifetimeSeconds,
-            rank: Rank.Registered,
-          }),
-        ),
+        seededUser(seedApi, {
+          id,
+          username,
+          hashed,
+          token,
+          now,
+          lifetimeSeconds: host.config.tokenLifetimeSeconds,
+          rank: Rank.Registered,
+        }),
       );
       users.push({ id, username, token });
     }
-    await host.store.commit(changes);
+    await host.store.tx((t) => {
+      for (const user of changes) t.repo('users').put(user.Id, user);
+    });
   } finally {
     await host.close();
   }

@@ -2,8 +2,10 @@ import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freeze, produce } from 'immer';
 import { assertUsableDataFolder } from './data-folder.js';
+import { Low } from 'lowdb';
 import {
   CorruptDataFileError,
+  DurableJSONFile,
   readJsonFile,
   readJsonFileSync,
   syncDir,
@@ -454,7 +456,12 @@ export class Store implements DataStore {
   #checkpointTimer: NodeJS.Timeout | null = null;
   /** Set by close: a running checkpoint stops between two files (what it did not write stays in the log). */
   #stopCheckpoint = false;
-  meta!: StoreMeta;
+  /** meta.json through lowdb (atomic, fsynced writes): the schema version and the folder's birth. */
+  #meta!: Low<StoreMeta>;
+
+  get meta(): StoreMeta {
+    return this.#meta.data;
+  }
 
   private constructor(
     readonly dir: string,
@@ -735,21 +742,22 @@ export class Store implements DataStore {
     store.#release = await acquireLock(dir);
     try {
       const metaPath = join(dir, 'meta.json');
-      const found = await readJsonFile<StoreMeta>(metaPath);
+      const metaFile = new DurableJSONFile<StoreMeta>(metaPath, store.fsync);
+      const found = await metaFile.read();
+      store.#meta = new Low<StoreMeta>(metaFile, {
+        schemaVersion: SCHEMA_VERSION,
+        createdAt: Math.floor((options.clock?.() ?? Date.now()) / 1000),
+      });
       if (found === null) {
         if (kind === 'ours') throw new CorruptDataFileError(metaPath, new Error('it vanished while opening'));
         // A new data folder: meta.json first, so a crash from here on leaves a folder recognisably ours.
-        store.meta = {
-          schemaVersion: SCHEMA_VERSION,
-          createdAt: Math.floor((options.clock?.() ?? Date.now()) / 1000),
-        };
-        await writeFileAtomic(metaPath, JSON.stringify(store.meta), store.fsync);
+        await store.#meta.write();
       } else {
         if (!found || typeof found !== 'object' || typeof found.schemaVersion !== 'number') {
           throw new CorruptDataFileError(metaPath, new Error('schemaVersion is missing'));
         }
         if (found.schemaVersion > SCHEMA_VERSION) throw new SchemaTooNewError(metaPath, found.schemaVersion);
-        store.meta = found;
+        store.#meta.data = found;
       }
 
       // Read and check everything; nothing is written until all of it is known good.
@@ -842,7 +850,7 @@ export class Store implements DataStore {
       for (const { path } of journal) await unlink(path);
       if (store.meta.schemaVersion !== SCHEMA_VERSION) {
         migrate(store.meta);
-        await writeFileAtomic(metaPath, JSON.stringify(store.meta), store.fsync);
+        await store.#meta.write();
       }
       return store;
     } catch (error) {

@@ -285,7 +285,7 @@ describe('embedded store: files on disk', () => {
 
   it('replays log lines of the first format (no checksum)', async () => {
     const dir = await newDir();
-    (await openStore(dir)).close();
+    await openStore(dir);
     await opened.pop()!.close();
     await writeFile(
       join(dir, 'wal', '3.log'),

@@ -16,7 +16,12 @@ import { BUILT_UI_DIR } from '../server/cli.js';
 import type { ConfigOverrides } from '../server/config.js';
 import type { HostState, NotificationRequest } from '../server/protocol/host-bridge.js';
 import { findFreePort } from './free-port.js';
-import { createHostController, isPortProblem, type HostController } from './host-controller.js';
+import {
+  createHostController,
+  inProcessHost,
+  isPortProblem,
+  type HostController,
+} from './host-controller.js';
 import { registerHostIpc } from './host-ipc.js';
 import {
   createHostSettingsFile,
@@ -117,7 +122,7 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     settings: loaded.settings,
     saveSettings: (settings) => settingsFile.save(settings),
     serverConfig: { uiDir: BUILT_UI_DIR, ...options.serverConfig },
-    serverOptions: { logger: log },
+    startHost: inProcessHost({ logger: log }),
     onStateChanged: (state) => {
       log.info({ running: state.running, url: state.url, error: state.error }, 'host state');
       pushState(state);

@@ -101,7 +101,7 @@ describe('desktop app', () => {
     const window = theWindow();
     const state = (await fake.invoke(HOST_CHANNELS.getState, fromPage(window))) as HostState;
     expect(state).toMatchObject({ running: true, url: app.controller.state().url, error: null });
-    expect(state.setupSecret).toBe(app.controller.server()?.setupSecret);
+    expect(state.setupSecret).toBe(app.controller.host()?.setupSecret());
     expect(state.setupSecret).not.toBeNull();
   });
 
@@ -185,7 +185,7 @@ describe('desktop app', () => {
     await nextTurn();
     expect(window.loaded.at(-1)).toBe(`${state.url}/`);
     expect(window.loaded).toHaveLength(2);
-    expect(app.controller.server()?.config.dataDir).toBe(otherData);
+    expect(app.controller.host()?.dataDir).toBe(otherData);
   });
 
   it('refuses bad settings from the page and keeps the saved file', async () => {

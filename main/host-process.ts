@@ -5,7 +5,6 @@ import { fork } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { HostClients } from '../server/protocol/host-bridge.js';
@@ -24,8 +23,8 @@ export interface HostChildProcess {
   onExit(listener: (how: string) => void): void;
   /** Ends it at once (SIGKILL or TerminateProcess). */
   kill(): void;
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
+  readonly stdout: NodeJS.ReadableStream | null;
+  readonly stderr: NodeJS.ReadableStream | null;
 }
 
 export type SpawnHostProcess = () => HostChildProcess;

@@ -6,7 +6,8 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { HostState } from '../../server/protocol/host-bridge.js';
-import { startDesktopApp, type DesktopApp } from '../../main/desktop-app.js';
+import { startDesktopApp, type DesktopApp, type DesktopAppOptions } from '../../main/desktop-app.js';
+import { inProcessHost } from '../../main/host-controller.js';
 import { HOST_SETTINGS_FILE_NAME } from '../../main/host-settings-file.js';
 import { HOST_CHANNELS, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
 import { fake, ipcEvent, type FakeBrowserWindow } from './fake-electron.js';
@@ -20,7 +21,7 @@ let desktop: DesktopApp | null;
 
 async function launch(
   settings: Record<string, unknown> = {},
-  extra: { clientsRefreshMs?: number } = {},
+  extra: Partial<DesktopAppOptions> = {},
 ): Promise<DesktopApp> {
   await writeFile(
     join(dir, HOST_SETTINGS_FILE_NAME),
@@ -31,6 +32,11 @@ async function launch(
     preloadPath: '/app/preload.js',
     serverConfig: SERVER_CONFIG,
     logger: pino({ level: 'silent' }),
+    // In this process for speed; test/main/desktop-host-process.test.ts runs the default, a separate process.
+    startHost: inProcessHost({ logger: pino({ level: 'silent' }) }),
+    platform: 'linux',
+    argv: [],
+    autostartDir: join(dir, 'autostart'),
     ...extra,
   });
   if (!app) throw new Error('expected the single-instance lock');
@@ -207,7 +213,7 @@ describe('desktop app', () => {
       title: 'Invite request',
       body: 'Ann asks to join',
     });
-    expect(fake.notifications).toEqual([
+    expect(fake.notifications).toMatchObject([
       { options: { title: 'Invite request', body: 'Ann asks to join' }, shown: true },
     ]);
   });

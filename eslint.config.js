@@ -31,6 +31,12 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS build hooks (electron-builder loads afterPack with require).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // server/ runs alone (CLI, tests): it never pulls in the desktop shell or the UI.
     files: ['server/**/*.ts'],
     rules: {

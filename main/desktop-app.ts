@@ -5,6 +5,7 @@ import {
   app,
   BrowserWindow,
   dialog,
+  Menu,
   Notification,
   session,
   shell,
@@ -16,14 +17,37 @@ import { BUILT_UI_DIR } from '../server/cli.js';
 import type { ConfigOverrides } from '../server/config.js';
 import type { HostState, NotificationRequest } from '../server/protocol/host-bridge.js';
 import { findFreePort } from './free-port.js';
-import { createHostController, isPortProblem, type HostController } from './host-controller.js';
+import { applicationMenuTemplate } from './app-menu.js';
+import {
+  createPreferencesFile,
+  PREFERENCES_FILE_NAME,
+  type DesktopPreferences,
+} from './desktop-preferences.js';
+import {
+  noticeOutcome,
+  noticeView,
+  supportsNotificationActions,
+  type NoticeSection,
+} from './desktop-notifications.js';
+import {
+  createHostController,
+  isPortProblem,
+  type HostController,
+  type StartHost,
+} from './host-controller.js';
 import { registerHostIpc } from './host-ipc.js';
+import type { HostNotice } from './host-messages.js';
+import { processHostStarter } from './host-process.js';
+import { applyStartWithComputer, startedHidden } from './login-item.js';
+import { copyToClipboard, createAppTray, type AppTray, type TrayActions } from './tray.js';
+import { createUpdates, type AutoUpdaterLike, type Updates } from './updates.js';
+import { forkUtilityHost } from './utility-host.js';
 import {
   createHostSettingsFile,
   defaultHostSettings,
   HOST_SETTINGS_FILE_NAME,
 } from './host-settings-file.js';
-import { HOST_STATE_EVENT } from './ipc-channels.js';
+import { HOST_NAVIGATE_EVENT, HOST_STATE_EVENT } from './ipc-channels.js';
 import { createMainWindow } from './main-window.js';
 import { denyPermissions, guardWebContents, isHttpUrl, originOf } from './window-security.js';
 
@@ -41,11 +65,30 @@ export interface DesktopAppOptions {
   logger?: Logger;
   /** How often to look for connected-client changes to push to the page (default 2 s). */
   clientsRefreshMs?: number;
+  /** How the host is started (default: a utility process running `hostEntry`). */
+  startHost?: StartHost;
+  /** The host process's entry file (default: the bundled dist/bundle/host-child.js). */
+  hostEntry?: string;
+  /** Defaults: process.platform, process.argv, app.isPackaged (tests set them). */
+  platform?: NodeJS.Platform;
+  argv?: readonly string[];
+  packaged?: boolean;
+  /** Linux autostart folder for "start with my computer" (default ~/.config/autostart). */
+  autostartDir?: string;
+  /** electron-updater's autoUpdater (default: loaded from electron-updater in packaged builds). */
+  loadUpdater?: () => Promise<AutoUpdaterLike>;
 }
 
 export interface DesktopApp {
   controller: HostController;
   window(): BrowserWindow | null;
+  tray(): AppTray | null;
+  /** What the tray menu's items do (tests call them as clicks would). */
+  trayActions: TrayActions;
+  preferences(): DesktopPreferences;
+  updates: Updates;
+  /** Shows the native notification for a host notice (as the host process's notices do). */
+  showNotice(notice: HostNotice): void;
   /** Stops the host and removes the IPC handlers (done on quit). */
   shutdown(): Promise<void>;
 }
@@ -64,12 +107,24 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   await app.whenReady();
 
   const userData = options.userDataDir ?? app.getPath('userData');
+  const platform = options.platform ?? process.platform;
+  const packaged = options.packaged ?? app.isPackaged;
+  const logsDir = join(userData, 'logs');
   const log =
     options.logger ??
     pino(
       { level: process.env.HYPERNEX_LOG_LEVEL ?? 'info', base: undefined },
-      pino.destination({ dest: join(userData, 'logs', 'host.log'), mkdir: true, sync: false }),
+      pino.destination({ dest: join(logsDir, 'main.log'), mkdir: true, sync: false }),
     );
+  Menu.setApplicationMenu(Menu.buildFromTemplate(applicationMenuTemplate({ packaged, platform })));
+  const preferencesFile = createPreferencesFile(join(userData, PREFERENCES_FILE_NAME));
+  let preferences = await preferencesFile.load();
+  const savePreferences = (patch: Partial<DesktopPreferences>): void => {
+    preferences = { ...preferences, ...patch };
+    preferencesFile
+      .save(preferences)
+      .catch((error: unknown) => log.warn({ err: error }, 'cannot save preferences'));
+  };
   const settingsFile = createHostSettingsFile(join(userData, HOST_SETTINGS_FILE_NAME), defaultHostSettings());
   const loaded = await settingsFile.load();
   if (loaded.problem) log.warn({ path: settingsFile.path }, loaded.problem);
@@ -80,6 +135,9 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   let loadedOrigin: string | null = null;
   let loadedDataDir: string | null = null;
   let recovering = false;
+  // Set once the user really quits (tray Quit, Cmd+Q, the OS logging out): closing the window then closes it.
+  let quitting = false;
+  let tray: AppTray | null = null;
   const notifications = new Set<Notification>();
 
   const openExternal = (url: string): void => {
@@ -89,6 +147,7 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
 
   let pushedClients = '';
   const pushState = (state: HostState): void => {
+    tray?.update(state, preferences);
     const contents = window && !window.isDestroyed() ? window.webContents : null;
     if (!contents || loadedOrigin === null || originOf(contents.getURL()) !== loadedOrigin) return;
     pushedClients = JSON.stringify(state.clients);
@@ -117,12 +176,19 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     settings: loaded.settings,
     saveSettings: (settings) => settingsFile.save(settings),
     serverConfig: { uiDir: BUILT_UI_DIR, ...options.serverConfig },
-    serverOptions: { logger: log },
+    startHost:
+      options.startHost ??
+      processHostStarter({
+        spawn: forkUtilityHost(options.hostEntry),
+        logFile: join(logsDir, 'host.log'),
+        log,
+      }),
     onStateChanged: (state) => {
       log.info({ running: state.running, url: state.url, error: state.error }, 'host state');
       pushState(state);
       followHost();
     },
+    onNotice: (notice) => showNotice(notice),
   });
 
   // Sockets come and go without a host state change: look now and then, and push only when the list changed.
@@ -144,10 +210,75 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   };
 
   const focusWindow = (): void => {
-    if (!window || window.isDestroyed()) return;
+    if (!window || window.isDestroyed()) {
+      if (controller.state().running) openWindow(true);
+      return;
+    }
     if (window.isMinimized()) window.restore();
     window.show();
     window.focus();
+  };
+
+  /** Brings the window up on a section of the UI (a notification was clicked). */
+  const openSection = (section: NoticeSection): void => {
+    focusWindow();
+    const own = window;
+    if (!own || own.isDestroyed()) return;
+    const send = (): void => {
+      if (!own.isDestroyed() && originOf(own.webContents.getURL()) === loadedOrigin) {
+        own.webContents.send(HOST_NAVIGATE_EVENT, section);
+      }
+    };
+    if (own.webContents.isLoading()) own.webContents.once('did-finish-load', send);
+    else send();
+  };
+
+  const hold = (notification: Notification): (() => void) => {
+    // Held until it is gone: a notification only referenced by the OS can be collected before its click.
+    notifications.add(notification);
+    const forget = (): void => {
+      notifications.delete(notification);
+    };
+    notification.on('close', forget);
+    notification.on('failed', forget);
+    return forget;
+  };
+
+  const tell = (title: string, body: string): void => {
+    if (!Notification.isSupported()) return;
+    const notification = new Notification({ title, body });
+    const forget = hold(notification);
+    notification.on('click', () => {
+      forget();
+      focusWindow();
+    });
+    notification.show();
+  };
+
+  const showNotice = (notice: HostNotice): void => {
+    const view = noticeView(notice, preferences);
+    if (!view || !Notification.isSupported()) return;
+    const withActions = supportsNotificationActions(platform);
+    const notification = new Notification({
+      title: view.title,
+      body: view.body,
+      ...(withActions && { actions: view.actions.map((text) => ({ type: 'button' as const, text })) }),
+    });
+    const forget = hold(notification);
+    const act = (actionIndex: number | null): void => {
+      forget();
+      const outcome = noticeOutcome(notice, view, actionIndex);
+      if (outcome.do === 'open') openSection(outcome.section);
+      else if (outcome.do === 'dismiss-invite') {
+        controller
+          .host()
+          ?.dismissInvite(outcome.userId, outcome.requestId)
+          .catch((error: unknown) => log.warn({ err: error }, 'cannot dismiss the invite request'));
+      }
+    };
+    notification.on('click', () => act(null));
+    notification.on('action', (details) => act(details.actionIndex));
+    notification.show();
   };
 
   const notify = ({ title, body }: NotificationRequest): void => {
@@ -213,11 +344,24 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     }
   };
 
-  const openWindow = (): void => {
-    window = createMainWindow(options.preloadPath ?? PRELOAD_PATH);
+  const openWindow = (show = true): void => {
+    window = createMainWindow(options.preloadPath ?? PRELOAD_PATH, show);
     const own = window;
     own.on('closed', () => {
       if (window === own) window = null;
+    });
+    // Closing the window keeps the host serving for the LAN: it hides to the tray. Quit really quits.
+    own.on('close', (event) => {
+      if (quitting || tray === null) return;
+      event.preventDefault();
+      own.hide();
+      if (!preferences.closeToTrayExplained) {
+        savePreferences({ closeToTrayExplained: true });
+        tell(
+          'Hypernex Companion is still running',
+          'The host keeps serving your LAN from the tray. Choose Quit in the tray menu to stop it.',
+        );
+      }
     });
     own.webContents.on('did-fail-load', (_event, errorCode, errorDescription, _url, isMainFrame) => {
       if (!isMainFrame || errorCode === ERR_ABORTED || recovering) return;
@@ -241,17 +385,65 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     if (state.url) load(state.url, state.settings.dataDir);
   };
 
-  app.on('second-instance', () => {
-    if (window) focusWindow();
-    else if (controller.state().running) openWindow();
-  });
-  // macOS keeps the app (and the host) alive without windows, as its apps do; elsewhere closing the window quits.
+  app.on('second-instance', () => focusWindow());
+  // With a tray the host keeps serving without windows; only Quit ends the app. Without a tray (a desktop that
+  // has none) closing the window quits, or there would be no way back in.
   app.on('window-all-closed', () => {
-    if (process.platform !== 'darwin') app.quit();
+    if (tray === null && platform !== 'darwin') app.quit();
   });
-  app.on('activate', () => {
-    if (!window && controller.state().running) openWindow();
+  app.on('activate', () => focusWindow());
+  app.on('before-quit', () => {
+    quitting = true;
   });
+  if (packaged) {
+    // No DevTools in packaged builds, whatever shortcut or leftover API opens them.
+    app.on('web-contents-created', (_event, contents) => {
+      contents.on('devtools-opened', () => contents.closeDevTools());
+    });
+  }
+
+  const updates = createUpdates({
+    packaged,
+    loadUpdater:
+      options.loadUpdater ??
+      (async () => {
+        const module = (await import('electron-updater')) as unknown as { autoUpdater: AutoUpdaterLike };
+        return module.autoUpdater;
+      }),
+    uploadsInProgress: () => controller.uploadsInProgress().catch(() => 0),
+    tell,
+    log,
+  });
+
+  const trayActions: TrayActions = {
+    openWindow: () => focusWindow(),
+    start: () => {
+      void controller.start();
+    },
+    stop: () => {
+      void controller.stop();
+    },
+    copy: (text) => copyToClipboard(text),
+    checkForUpdates: updates.enabled
+      ? () =>
+          void updates.check('tray').then(
+            (result) => tell('Updates', result),
+            () => undefined,
+          )
+      : null,
+    setPreference: (key, value) => {
+      savePreferences({ [key]: value });
+      if (key === 'startWithComputer') {
+        applyStartWithComputer(app, value, {
+          platform,
+          executable: process.env.APPIMAGE ?? process.execPath,
+          ...(options.autostartDir !== undefined && { autostartDir: options.autostartDir }),
+        }).catch((error: unknown) => log.warn({ err: error }, 'cannot change start with my computer'));
+      }
+      tray?.update(controller.state(), preferences);
+    },
+    quit: () => app.quit(),
+  };
 
   // Ctrl+C in the terminal of `npm start` quits like the window's close button: the host closes cleanly.
   const quitOnSignal = (): void => app.quit();
@@ -262,6 +454,8 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     shutdownPromise ??= (async () => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, quitOnSignal);
       clearInterval(clientsTimer);
+      updates.dispose();
+      tray?.destroy();
       disposeIpc();
       await controller.close();
       log.flush();
@@ -281,11 +475,32 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
       });
   });
 
+  const desktop: DesktopApp = {
+    controller,
+    window: () => window,
+    tray: () => tray,
+    trayActions,
+    preferences: () => preferences,
+    updates,
+    showNotice,
+    shutdown,
+  };
+  const hidden = startedHidden(options.argv ?? process.argv, app, platform);
   const first = await controller.start();
-  if (!first.running && !(await recover(first.error ?? 'The host could not start.'))) {
+  if (!first.running && !hidden && !(await recover(first.error ?? 'The host could not start.'))) {
     app.quit();
-    return { controller, window: () => window, shutdown };
+    return desktop;
   }
-  openWindow();
-  return { controller, window: () => window, shutdown };
+  try {
+    tray = createAppTray(controller.state(), preferences, trayActions);
+  } catch (error) {
+    // Some Linux desktops have no tray; the window is then the only way in, so closing it quits.
+    log.warn({ err: error }, 'no tray on this desktop');
+  }
+  // Started with the computer: the host serves, the window loads hidden (its page keeps the session) until asked.
+  openWindow(!hidden);
+  if (first.running) {
+    void updates.check('start').catch((error: unknown) => log.warn({ err: error }, 'update check failed'));
+  }
+  return desktop;
 }

@@ -1,8 +1,72 @@
 import type { ConfigOverrides } from '../server/config.js';
 import { createServer, type HostOptions, type HostServer } from '../server/host.js';
 import type { HostClients, HostSettings, HostState } from '../server/protocol/host-bridge.js';
+import { attachHostAgent } from './host-agent.js';
+import type { HostNotice } from './host-messages.js';
 
-export type StartServer = (overrides: ConfigOverrides, options?: HostOptions) => Promise<HostServer>;
+/** A host that is serving, wherever it runs (its own process in the app, this process in some tests). */
+export interface RunningHost {
+  readonly url: string;
+  readonly lanUrls: readonly string[];
+  readonly dataDir: string;
+  /** The host process's id, when it has its own. */
+  readonly pid?: number | undefined;
+  setupSecret(): string | null;
+  clients(): HostClients;
+  /** Whose invite and friend requests become notices (null: nobody). */
+  setDesktopUser(user: DesktopUser | null): void;
+  /** Uploads being received right now (the updater waits for none). */
+  uploadsInProgress(): Promise<number>;
+  dismissInvite(userId: string, requestId: string): Promise<void>;
+  /** A round trip to the host (answers "pong"). */
+  ping(): Promise<string>;
+  /** Stops serving: sockets closed, store checkpointed, data folder released. */
+  close(): Promise<void>;
+}
+
+export interface DesktopUser {
+  userId: string;
+  tokenContent: string;
+}
+
+/** What a running host reports on its own. */
+export interface HostHooks {
+  /** The host ended without being asked to (crash, killed); `how` says how. */
+  exited(how: string): void;
+  /** Connected clients or the setup secret changed. */
+  changed(): void;
+  notice(notice: HostNotice): void;
+}
+
+/** Starts a host on a configuration; rejects with the start error (its `code`, e.g. EADDRINUSE, kept). */
+export type StartHost = (config: ConfigOverrides, hooks: HostHooks) => Promise<RunningHost>;
+
+/** The host in this very process (tests, embedders); it never exits on its own. */
+export function inProcessHost(
+  serverOptions: HostOptions = {},
+  onStarted?: (server: HostServer) => void,
+): StartHost {
+  return async (config, hooks) => {
+    const server = await createServer(config, serverOptions);
+    onStarted?.(server);
+    const agent = attachHostAgent(server, hooks.notice);
+    return {
+      url: server.url,
+      lanUrls: server.lanUrls,
+      dataDir: server.config.dataDir,
+      setupSecret: () => server.setupSecret,
+      clients: agent.clients,
+      setDesktopUser: (user) => void agent.setDesktopUser(user),
+      uploadsInProgress: agent.uploadsInProgress,
+      dismissInvite: agent.dismissInvite,
+      ping: async () => 'pong',
+      async close() {
+        agent.dispose();
+        await server.close();
+      },
+    };
+  };
+}
 
 export interface HostControllerOptions {
   settings: HostSettings;
@@ -10,21 +74,33 @@ export interface HostControllerOptions {
   saveSettings(settings: HostSettings): Promise<void>;
   /** Everything but host/port/dataDir (e.g. uiDir, password hashing cost). */
   serverConfig?: Omit<ConfigOverrides, 'host' | 'port' | 'dataDir'>;
-  serverOptions?: HostOptions;
-  startServer?: StartServer;
+  /** How a host is started (default: in this process). The desktop app runs it in a utility process. */
+  startHost?: StartHost;
+  /** Waits before each restart after the host ended on its own; the last one repeats (default 1, 2, 5, 10, 30 s). */
+  restartDelaysMs?: readonly number[];
+  /** Consecutive failed restarts after which the controller stops trying and shows the error (default 8). */
+  maxRestarts?: number;
+  /** A host that served this long before ending starts the back-off over (default 60 s). */
+  stableAfterMs?: number;
   onStateChanged?(state: HostState): void;
+  onNotice?(notice: HostNotice): void;
 }
 
 export interface HostController {
   state(): HostState;
-  /** The running server, or null while stopped. */
-  server(): HostServer | null;
+  /** The running host, or null while stopped. */
+  host(): RunningHost | null;
   /** The error of the last failed start, as thrown; null once a start succeeds. */
   lastFailure(): unknown;
   start(): Promise<HostState>;
   stop(): Promise<HostState>;
   /** Saves settings and restarts the host if it was running (HostBridge.updateSettings). */
   updateSettings(patch: Partial<HostSettings>): Promise<HostState>;
+  /** Whose requests become notifications; kept across restarts. */
+  setDesktopUser(user: DesktopUser | null): void;
+  desktopUserId(): string | null;
+  /** Uploads being received (0 while stopped). */
+  uploadsInProgress(): Promise<number>;
   /** Stops the host for good (app quit); later calls are refused. */
   close(): Promise<void>;
 }
@@ -53,28 +129,29 @@ export function isPortProblem(error: unknown): boolean {
   return code === 'EADDRINUSE' || code === 'EACCES';
 }
 
-/** Who is connected to a running host: open sockets and the verified users, by name. */
-export function clientsOf(server: HostServer | null): HostClients {
-  if (!server) return { connections: 0, users: [] };
-  const users = [...server.hub.connectedUserIds()].map((userId) => ({
-    userId,
-    username: server.users.get(userId)?.Username ?? userId,
-    sockets: server.hub.socketsOf(userId).size,
-  }));
-  users.sort((a, b) => a.username.localeCompare(b.username));
-  return { connections: server.socket.connections, users };
-}
+export { clientsOf } from './host-agent.js';
 
-/** Owns the embedded server's lifecycle: one start/stop/restart at a time, with the state the UI shows. */
+/**
+ * Owns the host's lifecycle: one start/stop/restart at a time, with the state the UI shows. A host that ends on
+ * its own is started again after a growing pause (supervision); one the user stopped stays stopped.
+ */
 export function createHostController(options: HostControllerOptions): HostController {
-  const startServer = options.startServer ?? createServer;
+  const startHost = options.startHost ?? inProcessHost();
+  const delays = options.restartDelaysMs ?? [1000, 2000, 5000, 10_000, 30_000];
+  const maxRestarts = options.maxRestarts ?? 8;
+  const stableAfterMs = options.stableAfterMs ?? 60_000;
   let settings: HostSettings = { ...options.settings };
-  let server: HostServer | null = null;
+  let server: RunningHost | null = null;
+  let startedAt = 0;
   let lastError: string | null = null;
   let lastFailure: unknown = null;
   let closed = false;
+  let desktopUser: DesktopUser | null = null;
+  // Consecutive unplanned ends and failed restarts; the next pause is delays[restarts - 1].
+  let restarts = 0;
+  let restartTimer: NodeJS.Timeout | null = null;
   // Operations run one after another so a double click on "start" or a restart racing a stop cannot leave two
-  // servers fighting over the data folder lock.
+  // hosts fighting over the data folder lock.
   let queue: Promise<unknown> = Promise.resolve();
 
   const state = (): HostState => ({
@@ -82,9 +159,9 @@ export function createHostController(options: HostControllerOptions): HostContro
     url: server?.url ?? null,
     lanUrls: server ? [...server.lanUrls] : [],
     settings: { ...settings },
-    setupSecret: server?.setupSecret ?? null,
+    setupSecret: server?.setupSecret() ?? null,
     error: lastError,
-    clients: clientsOf(server),
+    clients: server ? server.clients() : { connections: 0, users: [] },
   });
 
   const changed = (): HostState => {
@@ -99,27 +176,83 @@ export function createHostController(options: HostControllerOptions): HostContro
     return next;
   };
 
-  async function doStart(): Promise<HostState> {
+  const cancelRestart = (): void => {
+    if (restartTimer) clearTimeout(restartTimer);
+    restartTimer = null;
+  };
+
+  /** Schedules the next restart, or gives up; returns the words for the state's error. */
+  const scheduleRestart = (why: string): string => {
+    restarts++;
+    if (restarts > maxRestarts)
+      return `${why}; gave up after ${maxRestarts} restarts (start it again when fixed)`;
+    const delay = delays[Math.min(restarts, delays.length) - 1] ?? 1000;
+    cancelRestart();
+    restartTimer = setTimeout(() => {
+      restartTimer = null;
+      void serialize(async () => {
+        if (closed || server) return;
+        await doStart(true);
+      });
+    }, delay);
+    restartTimer.unref();
+    return `${why}; restarting in ${Math.round(delay / 100) / 10} s`;
+  };
+
+  async function doStart(automatic = false): Promise<HostState> {
     if (closed) throw new Error('the host is shutting down');
     if (server) return state();
+    if (!automatic) {
+      cancelRestart();
+      restarts = 0;
+    }
+    // Hooks may fire before startHost resolves (the child reports clients as it starts): they only act on the
+    // host once it is the current one.
+    let running: RunningHost | null = null;
+    const current = (): boolean => running !== null && server === running;
     try {
-      server = await startServer(
+      running = await startHost(
         { ...options.serverConfig, host: settings.host, port: settings.port, dataDir: settings.dataDir },
-        options.serverOptions,
+        {
+          exited: (how) => {
+            if (!current()) return;
+            server = null;
+            if (Date.now() - startedAt >= stableAfterMs) restarts = 0;
+            lastFailure = null;
+            lastError = closed ? null : scheduleRestart(`the host stopped unexpectedly (${how})`);
+            changed();
+          },
+          changed: () => {
+            if (current()) changed();
+          },
+          notice: (notice) => options.onNotice?.(notice),
+        },
       );
+      server = running;
+      startedAt = Date.now();
+      if (desktopUser) running.setDesktopUser(desktopUser);
       lastError = null;
       lastFailure = null;
     } catch (error) {
       server = null;
       lastFailure = error;
       lastError = describeStartError(error, settings);
+      if (automatic) lastError = scheduleRestart(lastError);
     }
     return changed();
   }
 
   async function doStop(): Promise<HostState> {
+    cancelRestart();
     const running = server;
-    if (!running) return state();
+    if (!running) {
+      // A stop while a restart was pending: the user wants it stopped, not "restarting in...".
+      if (lastError !== null && lastFailure === null) {
+        lastError = null;
+        return changed();
+      }
+      return state();
+    }
     server = null;
     await running.close();
     return changed();
@@ -127,9 +260,9 @@ export function createHostController(options: HostControllerOptions): HostContro
 
   return {
     state,
-    server: () => server,
+    host: () => server,
     lastFailure: () => lastFailure,
-    start: () => serialize(doStart),
+    start: () => serialize(() => doStart()),
     stop: () => serialize(doStop),
     updateSettings: (patch) =>
       serialize(async () => {
@@ -141,9 +274,16 @@ export function createHostController(options: HostControllerOptions): HostContro
         await doStop();
         return doStart();
       }),
+    setDesktopUser(user) {
+      desktopUser = user;
+      server?.setDesktopUser(user);
+    },
+    desktopUserId: () => desktopUser?.userId ?? null,
+    uploadsInProgress: async () => (server ? server.uploadsInProgress() : 0),
     close: () =>
       serialize(async () => {
         closed = true;
+        cancelRestart();
         const running = server;
         server = null;
         await running?.close();

@@ -1,10 +1,13 @@
 import { ipcMain, type IpcMainInvokeEvent } from 'electron';
 import type { HostState, NotificationRequest } from '../server/protocol/host-bridge.js';
+import { assertUsableDataFolder, ForeignDataFolderError } from '../server/store/data-folder.js';
 import type { HostController } from './host-controller.js';
 import { HOST_CHANNELS } from './ipc-channels.js';
 import {
+  IpcArgumentError,
   expectNoArguments,
   parseExternalUrl,
+  parseDesktopUser,
   parseNotification,
   parseSettingsPatch,
   singleArgument,
@@ -27,6 +30,19 @@ export interface HostIpcDeps {
   notify(notification: NotificationRequest): void;
 }
 
+/**
+ * A data folder must be missing, empty or already ours: a mistyped path (a home folder, a project checkout) is
+ * refused before anything is saved, with the reason the storage layer gives.
+ */
+export async function checkDataFolder(dir: string): Promise<void> {
+  try {
+    await assertUsableDataFolder(dir);
+  } catch (error) {
+    if (error instanceof ForeignDataFolderError) throw new IpcArgumentError(error.message);
+    throw new IpcArgumentError(`cannot use ${dir} as a data folder: ${(error as Error).message}`);
+  }
+}
+
 /** Registers one handler per HostBridge method; returns a function that removes them all. */
 export function registerHostIpc(deps: HostIpcDeps): () => void {
   const { controller } = deps;
@@ -46,8 +62,11 @@ export function registerHostIpc(deps: HostIpcDeps): () => void {
       expectNoArguments(args);
       return controller.stop();
     },
-    [HOST_CHANNELS.updateSettings]: async (args) =>
-      controller.updateSettings(parseSettingsPatch(singleArgument(args))),
+    [HOST_CHANNELS.updateSettings]: async (args) => {
+      const patch = parseSettingsPatch(singleArgument(args));
+      if (patch.dataDir !== undefined) await checkDataFolder(patch.dataDir);
+      return controller.updateSettings(patch);
+    },
     [HOST_CHANNELS.openDataFolder]: async (args) => {
       expectNoArguments(args);
       await deps.openDataFolder();
@@ -57,6 +76,9 @@ export function registerHostIpc(deps: HostIpcDeps): () => void {
     },
     [HOST_CHANNELS.notify]: async (args) => {
       deps.notify(parseNotification(singleArgument(args)));
+    },
+    [HOST_CHANNELS.setDesktopUser]: async (args) => {
+      controller.setDesktopUser(parseDesktopUser(singleArgument(args)));
     },
   };
 

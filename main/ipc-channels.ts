@@ -10,7 +10,11 @@ export const HOST_CHANNELS = {
   openDataFolder: 'host:open-data-folder',
   openExternal: 'host:open-external',
   notify: 'host:notify',
+  setDesktopUser: 'host:set-desktop-user',
 } as const;
 
 /** Main → renderer push of a fresh `HostState`. */
 export const HOST_STATE_EVENT = 'host:state';
+
+/** Main → renderer: show this section (a notification was clicked). */
+export const HOST_NAVIGATE_EVENT = 'host:navigate';

@@ -98,6 +98,28 @@ export function parseNotification(value: unknown): NotificationRequest {
   return { title, body };
 }
 
+const MAX_ID_LENGTH = 200;
+const MAX_TOKEN_LENGTH = 1024;
+
+/** The page's signed-in session (`{userId, tokenContent}`), or null when it signed out. */
+export function parseDesktopUser(value: unknown): { userId: string; tokenContent: string } | null {
+  if (value === null) return null;
+  if (!isPlainObject(value)) throw new IpcArgumentError('desktop user must be an object or null');
+  onlyKeys(value, ['userId', 'tokenContent'], 'desktop user');
+  const { userId, tokenContent } = value;
+  if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_ID_LENGTH) {
+    throw new IpcArgumentError('userId must be a user id');
+  }
+  if (
+    typeof tokenContent !== 'string' ||
+    tokenContent.length === 0 ||
+    tokenContent.length > MAX_TOKEN_LENGTH
+  ) {
+    throw new IpcArgumentError('tokenContent must be a token');
+  }
+  return { userId, tokenContent };
+}
+
 /** Methods without arguments still refuse extra ones, so a confused caller learns early. */
 export function expectNoArguments(args: readonly unknown[]): void {
   if (args.length > 0) throw new IpcArgumentError('this call takes no arguments');

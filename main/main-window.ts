@@ -28,8 +28,9 @@ export function mainWindowOptions(preloadPath: string): BrowserWindowConstructor
   };
 }
 
-export function createMainWindow(preloadPath: string): BrowserWindow {
+/** `show` false keeps it hidden (start with the computer) until the tray or a notification opens it. */
+export function createMainWindow(preloadPath: string, show = true): BrowserWindow {
   const window = new BrowserWindow(mainWindowOptions(preloadPath));
-  window.once('ready-to-show', () => window.show());
+  if (show) window.once('ready-to-show', () => window.show());
   return window;
 }

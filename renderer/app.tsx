@@ -8,7 +8,7 @@ import { BannedScreen } from './features/account/banned-screen.js';
 import { OwnerSetupScreen, type SecretSource } from './features/account/owner-setup-screen.js';
 import { WarnedNotice } from './features/account/warned-notice.js';
 import { ApiError, call, describeError } from './shared/api-client.js';
-import { hostState } from './shared/host-bridge.js';
+import { hostBridge, hostState } from './shared/host-bridge.js';
 import {
   endSession,
   forgetStoredSession,
@@ -73,6 +73,17 @@ export function App({ linkSecret }: { linkSecret: string }) {
   }, [phase.kind]);
 
   const signedInSession = phase.kind === 'signedIn' ? phase.session : null;
+
+  // The desktop app notifies the signed-in user of invite and friend requests from the host process, window open
+  // or not: tell it who that is (and when nobody is).
+  useEffect(() => {
+    const bridge = hostBridge();
+    if (!bridge) return;
+    const user = signedInSession
+      ? { userId: signedInSession.userid, tokenContent: signedInSession.tokenContent }
+      : null;
+    bridge.setDesktopUser(user).catch(() => undefined);
+  }, [signedInSession]);
 
   // Another tab signing out (or in) changes the shared localStorage; follow it rather than act on a dead token.
   useEffect(() => {

@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { Rank } from '../server/protocol/enums.js';
 import { AccountMenu } from './features/account/account-menu.js';
 import { AccountPage } from './features/account/account-page.js';
@@ -39,6 +39,15 @@ const SECTIONS: Section[] = [
 export function Shell() {
   const { user } = useSession();
   const [active, setActive] = useState<SectionId>('account');
+  // A click on a desktop notification brings the window up on its screen.
+  useEffect(() => {
+    const bridge = hostBridge();
+    if (!bridge) return;
+    return bridge.onNavigate((section) => {
+      const known = SECTIONS.find((s) => s.id === section);
+      if (known) setActive(known.id);
+    });
+  }, []);
   const visible = SECTIONS.filter(
     (s) =>
       (s.minRank === undefined || user.Rank >= s.minRank) && (!s.desktopOnly || hostBridge() !== undefined),

@@ -1,12 +1,13 @@
-// The command line loads the server from one bundled file (dist/bundle/cli.js): resolving and reading several
-// hundred small module files took about a third of the host's startup. The compiled modules in dist/server stay
-// for the Electron main process and the tests. The password hasher is native code and is loaded from node_modules.
+// The command line and the desktop app's host process load the server from bundled files (dist/bundle/cli.js,
+// dist/bundle/host-child.js, sharing one chunk): resolving and reading several hundred small module files took about
+// a third of the host's startup. The compiled modules in dist/server and dist/main stay for the Electron main
+// process and the tests. The password hasher is native code and is loaded from node_modules.
 import { rm } from 'node:fs/promises';
 import { rolldown } from 'rolldown';
 
 await rm('dist/bundle', { recursive: true, force: true });
 const bundle = await rolldown({
-  input: 'dist/server/cli.js',
+  input: { cli: 'dist/server/cli.js', 'host-child': 'dist/main/host-child.js' },
   platform: 'node',
   external: ['@node-rs/argon2'],
   logLevel: 'warn',

@@ -25,6 +25,11 @@ export interface NotificationRequest {
   body: string;
 }
 
+export interface DesktopUser {
+  userId: string;
+  tokenContent: string;
+}
+
 export interface HostBridge {
   getState(): Promise<HostState>;
   start(): Promise<HostState>;
@@ -34,6 +39,8 @@ export interface HostBridge {
   openExternal(url: string): Promise<void>;
   notify(notification: NotificationRequest): Promise<void>;
   onStateChanged(listener: (state: HostState) => void): () => void;
+  setDesktopUser(user: DesktopUser | null): Promise<void>;
+  onNavigate(listener: (section: string) => void): () => void;
 }
 
 // Must equal main/ipc-channels.ts (checked by test/main/preload.test.ts).
@@ -45,9 +52,11 @@ const PRELOAD_CHANNELS = {
   openDataFolder: 'host:open-data-folder',
   openExternal: 'host:open-external',
   notify: 'host:notify',
+  setDesktopUser: 'host:set-desktop-user',
 } as const;
 
 const PRELOAD_STATE_EVENT = 'host:state';
+const PRELOAD_NAVIGATE_EVENT = 'host:navigate';
 
 // Each method forwards exactly its own argument, so the page cannot smuggle extra ones to main.
 const hostBridge: HostBridge = {
@@ -58,6 +67,15 @@ const hostBridge: HostBridge = {
   openDataFolder: () => ipcRenderer.invoke(PRELOAD_CHANNELS.openDataFolder),
   openExternal: (url) => ipcRenderer.invoke(PRELOAD_CHANNELS.openExternal, url),
   notify: (notification) => ipcRenderer.invoke(PRELOAD_CHANNELS.notify, notification),
+  setDesktopUser: (user) => ipcRenderer.invoke(PRELOAD_CHANNELS.setDesktopUser, user),
+  onNavigate(listener) {
+    if (typeof listener !== 'function') throw new TypeError('onNavigate needs a function');
+    const forward = (_event: IpcRendererEvent, section: string): void => listener(section);
+    ipcRenderer.on(PRELOAD_NAVIGATE_EVENT, forward);
+    return () => {
+      ipcRenderer.removeListener(PRELOAD_NAVIGATE_EVENT, forward);
+    };
+  },
   onStateChanged(listener) {
     if (typeof listener !== 'function') throw new TypeError('onStateChanged needs a function');
     // The IPC event (with its sender) stays here; the page gets only the state.

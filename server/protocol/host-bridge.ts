@@ -45,6 +45,11 @@ export interface NotificationRequest {
   body: string;
 }
 
+export interface DesktopUser {
+  userId: string;
+  tokenContent: string;
+}
+
 export interface HostBridge {
   getState(): Promise<HostState>;
   start(): Promise<HostState>;
@@ -57,4 +62,11 @@ export interface HostBridge {
   notify(notification: NotificationRequest): Promise<void>;
   /** Subscribes to state changes; returns the unsubscribe function. */
   onStateChanged(listener: (state: HostState) => void): () => void;
+  /**
+   * Tells the desktop app who is signed in in its window (null on sign-out), so the host process can notify them
+   * of invite and friend requests even with the window closed. The token is checked by the host.
+   */
+  setDesktopUser(user: DesktopUser | null): Promise<void>;
+  /** Main asks the page to show a section (a notification was clicked); returns the unsubscribe function. */
+  onNavigate(listener: (section: string) => void): () => void;
 }

@@ -30,6 +30,8 @@ const BRIDGE_SCRIPT = `
       openDataFolder: () => call('openDataFolder'),
       openExternal: (url) => call('openExternal', url),
       notify: (notification) => call('notify', notification),
+      setDesktopUser: async () => undefined,
+      onNavigate: () => () => undefined,
       onStateChanged(listener) {
         listeners.add(listener);
         return () => listeners.delete(listener);

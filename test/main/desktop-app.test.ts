@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,9 +6,10 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { HostState } from '../../server/protocol/host-bridge.js';
-import { startDesktopApp, type DesktopApp } from '../../main/desktop-app.js';
+import { startDesktopApp, type DesktopApp, type DesktopAppOptions } from '../../main/desktop-app.js';
+import { inProcessHost } from '../../main/host-controller.js';
 import { HOST_SETTINGS_FILE_NAME } from '../../main/host-settings-file.js';
-import { HOST_CHANNELS, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
+import { HOST_CHANNELS, HOST_NAVIGATE_EVENT, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
 import { fake, ipcEvent, type FakeBrowserWindow } from './fake-electron.js';
 
 vi.mock('electron', () => import('./fake-electron.js').then((m) => m.fakeElectronModule()));
@@ -20,7 +21,7 @@ let desktop: DesktopApp | null;
 
 async function launch(
   settings: Record<string, unknown> = {},
-  extra: { clientsRefreshMs?: number } = {},
+  extra: Partial<DesktopAppOptions> = {},
 ): Promise<DesktopApp> {
   await writeFile(
     join(dir, HOST_SETTINGS_FILE_NAME),
@@ -31,6 +32,11 @@ async function launch(
     preloadPath: '/app/preload.js',
     serverConfig: SERVER_CONFIG,
     logger: pino({ level: 'silent' }),
+    // In this process for speed; test/main/desktop-host-process.test.ts runs the default, a separate process.
+    startHost: inProcessHost({ logger: pino({ level: 'silent' }) }),
+    platform: 'linux',
+    argv: [],
+    autostartDir: join(dir, 'autostart'),
     ...extra,
   });
   if (!app) throw new Error('expected the single-instance lock');
@@ -65,6 +71,8 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'hnx-desktop-'));
   desktop = null;
   fake.windows.length = 0;
+  fake.trays.length = 0;
+  fake.notifications.length = 0;
   fake.handlers.clear();
   fake.app.removeAllListeners();
   fake.app.quit.mockClear();
@@ -101,7 +109,7 @@ describe('desktop app', () => {
     const window = theWindow();
     const state = (await fake.invoke(HOST_CHANNELS.getState, fromPage(window))) as HostState;
     expect(state).toMatchObject({ running: true, url: app.controller.state().url, error: null });
-    expect(state.setupSecret).toBe(app.controller.server()?.setupSecret);
+    expect(state.setupSecret).toBe(app.controller.host()?.setupSecret());
     expect(state.setupSecret).not.toBeNull();
   });
 
@@ -185,7 +193,7 @@ describe('desktop app', () => {
     await nextTurn();
     expect(window.loaded.at(-1)).toBe(`${state.url}/`);
     expect(window.loaded).toHaveLength(2);
-    expect(app.controller.server()?.config.dataDir).toBe(otherData);
+    expect(app.controller.host()?.dataDir).toBe(otherData);
   });
 
   it('refuses bad settings from the page and keeps the saved file', async () => {
@@ -207,7 +215,7 @@ describe('desktop app', () => {
       title: 'Invite request',
       body: 'Ann asks to join',
     });
-    expect(fake.notifications).toEqual([
+    expect(fake.notifications).toMatchObject([
       { options: { title: 'Invite request', body: 'Ann asks to join' }, shown: true },
     ]);
   });
@@ -296,6 +304,130 @@ describe('desktop app', () => {
     expect(fake.app.quit).toHaveBeenCalled();
     await expect(fetch(`${url}/api/v1/isInviteCodeRequired`)).rejects.toThrow();
     expect(fake.handlers.size).toBe(0);
+  });
+
+  it('hides to the tray when the window is closed, says so once, and keeps serving', async () => {
+    const app = await launch();
+    const window = theWindow();
+    window.show();
+    fake.notifications.length = 0;
+    expect(window.close()).toBe(false);
+    expect(window.visible).toBe(false);
+    expect(window.destroyed).toBe(false);
+    expect(fake.notifications.map((n) => n.options.title)).toEqual(['Hypernex Companion is still running']);
+    expect((await fetch(`${app.controller.state().url}/api/v1/isInviteCodeRequired`)).ok).toBe(true);
+    // The second time, silently; the choice is remembered across starts.
+    window.close();
+    expect(fake.notifications).toHaveLength(1);
+    await vi.waitFor(async () =>
+      expect(JSON.parse(await readFile(join(dir, 'preferences.json'), 'utf8'))).toMatchObject({
+        closeToTrayExplained: true,
+      }),
+    );
+    // The tray brings it back.
+    app.trayActions.openWindow();
+    expect(window.visible).toBe(true);
+  });
+
+  it('closes the window for real once the user quits', async () => {
+    await launch();
+    fake.app.emit('before-quit');
+    expect(theWindow().close()).toBe(true);
+  });
+
+  it('shows the host state in the tray and keeps it current', async () => {
+    const app = await launch();
+    const tray = fake.trays.at(-1)!;
+    expect(app.tray()).not.toBeNull();
+    expect(tray.tooltip).toBe('Hypernex Companion: host running, 0 users connected');
+    expect(tray.menu.map((m) => m.label)).toContain('Stop host');
+    // Updates are off in development: no menu item for them.
+    expect(tray.menu.map((m) => m.label)).not.toContain('Check for updates');
+    app.trayActions.stop();
+    await vi.waitFor(() => expect(tray.tooltip).toBe('Hypernex Companion: host stopped'));
+    expect(tray.menu.map((m) => m.label)).toContain('Start host');
+    app.trayActions.setPreference('startWithComputer', true);
+    expect(app.preferences().startWithComputer).toBe(true);
+    await vi.waitFor(async () =>
+      expect(await readFile(join(dir, 'autostart', 'hypernex-companion.desktop'), 'utf8')).toContain(
+        '--hidden',
+      ),
+    );
+    app.trayActions.quit();
+    expect(fake.app.quit).toHaveBeenCalled();
+  });
+
+  it('sets an application menu without DevTools when packaged', async () => {
+    await launch({}, { packaged: true });
+    const roles = JSON.stringify(fake.applicationMenu);
+    expect(roles).not.toContain('toggleDevTools');
+  });
+
+  it('starts hidden with the host running when launched by the login item', async () => {
+    const app = await launch({}, { argv: ['electron', '.', '--hidden'] });
+    expect(app.controller.state().running).toBe(true);
+    const window = theWindow();
+    window.emit('ready-to-show');
+    expect(window.visible).toBe(false);
+    expect(window.loaded).toHaveLength(1);
+  });
+
+  it('notifies the desktop user of invite requests, opens the invites screen and dismisses on request', async () => {
+    const app = await launch({}, { platform: 'darwin' });
+    const window = theWindow();
+    fake.notifications.length = 0;
+    const notice = {
+      kind: 'invite-request' as const,
+      userId: 'user_me',
+      requestId: 'invreq_1',
+      fromUserId: 'user_ann',
+      fromUsername: 'ann',
+    };
+    app.showNotice(notice);
+    const shown = fake.notifications.at(-1)!;
+    expect(shown.options).toEqual({
+      title: 'ann asks to join you',
+      body: 'ann sent you an invite request.',
+      actions: [
+        { type: 'button', text: 'Open' },
+        { type: 'button', text: 'Dismiss' },
+      ],
+    });
+    window.hide();
+    shown.emitter.emit('click');
+    expect(window.visible).toBe(true);
+    expect(window.webContents.sent.at(-1)).toEqual({ channel: HOST_NAVIGATE_EVENT, args: ['invites'] });
+
+    // Turned off in the tray: nothing shown.
+    app.trayActions.setPreference('notifyInviteRequests', false);
+    app.showNotice(notice);
+    expect(fake.notifications).toHaveLength(1);
+  });
+
+  it('takes the signed-in user from the page and refuses a malformed one', async () => {
+    const app = await launch();
+    await fake.invoke(HOST_CHANNELS.setDesktopUser, fromPage(theWindow()), {
+      userId: 'user_1',
+      tokenContent: 't',
+    });
+    expect(app.controller.desktopUserId()).toBe('user_1');
+    await expect(
+      fake.invoke(HOST_CHANNELS.setDesktopUser, fromPage(theWindow()), { userId: 1 }),
+    ).rejects.toThrow('userId');
+    await fake.invoke(HOST_CHANNELS.setDesktopUser, fromPage(theWindow()), null);
+    expect(app.controller.desktopUserId()).toBeNull();
+  });
+
+  it('refuses a data folder full of other files, with the reason, and keeps the saved settings', async () => {
+    await launch();
+    const before = await readFile(join(dir, HOST_SETTINGS_FILE_NAME), 'utf8');
+    const foreign = join(dir, 'documents');
+    await mkdir(foreign);
+    await writeFile(join(foreign, 'thesis.docx'), 'x');
+    await expect(
+      fake.invoke(HOST_CHANNELS.updateSettings, fromPage(theWindow()), { dataDir: foreign }),
+    ).rejects.toThrow(/cannot be used as a data folder: it already holds other files \(thesis\.docx\)/);
+    expect(await readFile(join(dir, HOST_SETTINGS_FILE_NAME), 'utf8')).toBe(before);
   });
 
   it('steps aside when another instance holds the lock', async () => {

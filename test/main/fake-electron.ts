@@ -1,6 +1,7 @@
 // A stand-in for the parts of Electron the shell uses, recording what it was asked to do. Installed with
 // `vi.mock('electron', () => import('./fake-electron.js').then((m) => m.fakeElectronModule()))`; the real
 // package would try to download its binary when imported outside Electron.
+import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { vi, type Mock } from 'vitest';
 
@@ -26,6 +27,7 @@ type WindowOpenHandler = (details: { url: string }) => { action: 'allow' | 'deny
 
 export class FakeWebContents extends EventEmitter {
   url = '';
+  loading = false;
   windowOpenHandler: WindowOpenHandler | null = null;
   readonly sent: { channel: string; args: unknown[] }[] = [];
 
@@ -35,6 +37,10 @@ export class FakeWebContents extends EventEmitter {
   getURL(): string {
     return this.url;
   }
+  isLoading(): boolean {
+    return this.loading;
+  }
+  closeDevTools(): void {}
   send(channel: string, ...args: unknown[]): void {
     this.sent.push({ channel, args });
   }
@@ -83,7 +89,92 @@ export class FakeBrowserWindow extends EventEmitter {
   show(): void {
     this.visible = true;
   }
+  hide(): void {
+    this.visible = false;
+  }
   focus(): void {}
+  /** What the window's close button does: 'close' (preventable), then 'closed' unless prevented. */
+  close(): boolean {
+    let prevented = false;
+    this.emit('close', {
+      preventDefault: () => {
+        prevented = true;
+      },
+    });
+    if (prevented) return false;
+    this.destroyed = true;
+    this.emit('closed');
+    return true;
+  }
+}
+
+export interface MenuItemTemplate {
+  label?: string;
+  type?: string;
+  role?: string;
+  enabled?: boolean;
+  checked?: boolean;
+  click?: (item: { checked: boolean }) => void;
+  submenu?: MenuItemTemplate[];
+}
+
+export class FakeTray extends EventEmitter {
+  image: unknown;
+  tooltip = '';
+  menu: MenuItemTemplate[] = [];
+  destroyed = false;
+  constructor(image: unknown) {
+    super();
+    this.image = image;
+  }
+  setImage(image: unknown): void {
+    this.image = image;
+  }
+  setToolTip(tooltip: string): void {
+    this.tooltip = tooltip;
+  }
+  setContextMenu(menu: { template: MenuItemTemplate[] }): void {
+    this.menu = menu.template;
+  }
+  isDestroyed(): boolean {
+    return this.destroyed;
+  }
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+/** Electron's UtilityProcess, played by a forked Node child (the host entry falls back to process.send). */
+export class FakeUtilityProcess extends EventEmitter {
+  readonly child: ChildProcess;
+  constructor(modulePath: string, args: string[], options: { env?: NodeJS.ProcessEnv }) {
+    super();
+    this.child = fork(modulePath, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: options.env });
+    this.child.on('message', (message) => this.emit('message', message));
+    this.child.on('exit', (code) => this.emit('exit', code ?? 1));
+  }
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+  get stdout(): NodeJS.ReadableStream | null {
+    return this.child.stdout;
+  }
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.child.stderr;
+  }
+  postMessage(message: unknown): void {
+    if (this.child.connected) this.child.send(message as object);
+  }
+  kill(): boolean {
+    return this.child.kill('SIGKILL');
+  }
+}
+
+export interface FakeNotificationRecord {
+  options: { title: string; body: string; actions?: { type: string; text: string }[] };
+  shown: boolean;
+  /** The notification object, to emit 'click' and 'action' as the OS would. */
+  emitter: EventEmitter;
 }
 
 export type IpcHandler = (event: unknown, ...args: unknown[]) => unknown;
@@ -91,7 +182,14 @@ export type IpcHandler = (event: unknown, ...args: unknown[]) => unknown;
 export interface FakeElectron {
   windows: FakeBrowserWindow[];
   handlers: Map<string, IpcHandler>;
+  trays: FakeTray[];
+  utilityProcesses: FakeUtilityProcess[];
+  applicationMenu: MenuItemTemplate[] | null;
+  clipboard: { writeText: Mock };
   app: EventEmitter & {
+    isPackaged: boolean;
+    setLoginItemSettings: Mock;
+    getLoginItemSettings: Mock<() => { wasOpenedAtLogin?: boolean }>;
     requestSingleInstanceLock: Mock<() => boolean>;
     enableSandbox: Mock;
     whenReady: () => Promise<void>;
@@ -115,7 +213,7 @@ export interface FakeElectron {
     ((contents: unknown, permission: string, origin: string, details: unknown) => boolean) | null;
   shell: { openExternal: Mock; openPath: Mock };
   dialog: { showMessageBox: Mock; showErrorBox: Mock };
-  notifications: { options: { title: string; body: string }; shown: boolean }[];
+  notifications: FakeNotificationRecord[];
   exposed: Map<string, unknown>;
   ipcRenderer: {
     invoke: Mock;
@@ -131,7 +229,14 @@ function createFakeElectron(): FakeElectron {
   const fake: FakeElectron = {
     windows: [],
     handlers,
+    trays: [],
+    utilityProcesses: [],
+    applicationMenu: null,
+    clipboard: { writeText: vi.fn() },
     app: Object.assign(new EventEmitter(), {
+      isPackaged: false,
+      setLoginItemSettings: vi.fn(),
+      getLoginItemSettings: vi.fn(() => ({ wasOpenedAtLogin: false })),
       requestSingleInstanceLock: vi.fn(() => true),
       enableSandbox: vi.fn(),
       whenReady: () => Promise.resolve(),
@@ -181,10 +286,10 @@ export function fakeElectronModule(): Record<string, unknown> {
     static isSupported(): boolean {
       return true;
     }
-    readonly record: { options: { title: string; body: string }; shown: boolean };
-    constructor(options: { title: string; body: string }) {
+    readonly record: FakeNotificationRecord;
+    constructor(options: FakeNotificationRecord['options']) {
       super();
-      this.record = { options, shown: false };
+      this.record = { options, shown: false, emitter: this };
       fake.notifications.push(this.record);
     }
     show(): void {
@@ -206,10 +311,43 @@ export function fakeElectronModule(): Record<string, unknown> {
       fake.exposed.set(key, api);
     }),
   };
+  class Tray extends FakeTray {
+    constructor(image: unknown) {
+      super(image);
+      fake.trays.push(this);
+    }
+  }
+  const Menu = {
+    buildFromTemplate: (template: MenuItemTemplate[]) => ({ template }),
+    setApplicationMenu: (menu: { template: MenuItemTemplate[] } | null) => {
+      fake.applicationMenu = menu?.template ?? null;
+    },
+  };
+  const nativeImage = {
+    createFromBuffer: (buffer: Buffer) => ({
+      buffer,
+      representations: [] as unknown[],
+      addRepresentation(representation: unknown) {
+        this.representations.push(representation);
+      },
+    }),
+  };
+  const utilityProcess = {
+    fork: (modulePath: string, args: string[] = [], options: { env?: NodeJS.ProcessEnv } = {}) => {
+      const child = new FakeUtilityProcess(modulePath, args, options);
+      fake.utilityProcesses.push(child);
+      return child;
+    },
+  };
   return {
     app: fake.app,
     BrowserWindow,
     Notification,
+    Tray,
+    Menu,
+    nativeImage,
+    utilityProcess,
+    clipboard: fake.clipboard,
     session,
     shell: fake.shell,
     dialog: fake.dialog,

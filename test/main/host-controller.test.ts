@@ -6,7 +6,8 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { HostSettings, HostState } from '../../server/protocol/host-bridge.js';
-import { createHostController, type HostController } from '../../main/host-controller.js';
+import type { HostServer } from '../../server/host.js';
+import { createHostController, inProcessHost, type HostController } from '../../main/host-controller.js';
 
 const CHEAP = { uiDir: null, passwordHash: { memoryCost: 1024, timeCost: 1 }, fsync: false } as const;
 
@@ -14,6 +15,7 @@ let dir: string;
 let controller: HostController | null;
 let saved: HostSettings[];
 let changes: HostState[];
+let lastServer: HostServer | null = null;
 
 function make(settings: Partial<HostSettings> = {}): HostController {
   controller = createHostController({
@@ -22,7 +24,9 @@ function make(settings: Partial<HostSettings> = {}): HostController {
       saved.push(next);
     },
     serverConfig: CHEAP,
-    serverOptions: { logger: pino({ level: 'silent' }) },
+    startHost: inProcessHost({ logger: pino({ level: 'silent' }) }, (server) => {
+      lastServer = server;
+    }),
     onStateChanged: (state) => changes.push(state),
   });
   return controller;
@@ -68,7 +72,7 @@ describe('host controller', () => {
     const started = await host.start();
     expect(started.running).toBe(true);
     expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(started.setupSecret).toEqual(host.server()?.setupSecret);
+    expect(started.setupSecret).toEqual(host.host()?.setupSecret());
     expect(started.setupSecret).toMatch(/^\S{40,}$/);
     expect(started.lanUrls).toEqual([]);
     expect(await reachable(started.url)).toBe(true);
@@ -86,7 +90,7 @@ describe('host controller', () => {
     const host = make();
     const started = await host.start();
     expect(started.clients).toEqual({ connections: 0, users: [] });
-    const server = host.server()!;
+    const server = lastServer!;
     const { user, token } = await server.accounts.createUser({
       username: 'Ann',
       password: 'Member#Pass1',
@@ -146,7 +150,7 @@ describe('host controller', () => {
     expect(saved).toEqual([{ host: '127.0.0.1', port: 0, dataDir: otherData }]);
     expect(after.running).toBe(true);
     expect(after.settings.dataDir).toBe(otherData);
-    expect(host.server()?.config.dataDir).toBe(otherData);
+    expect(host.host()?.dataDir).toBe(otherData);
     expect(await reachable(after.url)).toBe(true);
     expect(after.url === before.url || !(await reachable(before.url))).toBe(true);
     expect(await readdir(otherData)).toContain('companion.lock');
@@ -158,7 +162,7 @@ describe('host controller', () => {
     const state = await host.updateSettings({ port: 6123 });
     expect(state).toMatchObject({ running: false, settings: { port: 6123 } });
     expect(saved).toHaveLength(1);
-    expect(host.server()).toBeNull();
+    expect(host.host()).toBeNull();
   });
 
   it('reports a busy port in words and stays stopped', async () => {
@@ -191,7 +195,7 @@ describe('host controller', () => {
       settings: { host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') },
       saveSettings: async () => undefined,
       serverConfig: CHEAP,
-      serverOptions: { logger: pino({ level: 'silent' }) },
+      startHost: inProcessHost({ logger: pino({ level: 'silent' }) }),
     });
     const state = await second.start();
     expect(state.running).toBe(false);

@@ -33,7 +33,10 @@ type StubController = { [K in keyof HostController]: Mock<HostController[K]> };
 function stubController(): StubController {
   return {
     state: vi.fn(() => STATE),
-    server: vi.fn(() => null),
+    host: vi.fn(() => null),
+    setDesktopUser: vi.fn(),
+    desktopUserId: vi.fn(() => null),
+    uploadsInProgress: vi.fn(async () => 0),
     lastFailure: vi.fn(() => null),
     start: vi.fn(async () => STATE),
     stop: vi.fn(async () => STATE),

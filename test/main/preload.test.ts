@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import type * as Contract from '../../server/protocol/host-bridge.js';
 import type * as Preload from '../../main/preload/preload.js';
-import { HOST_CHANNELS, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
+import { HOST_CHANNELS, HOST_NAVIGATE_EVENT, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
 import { fake } from './fake-electron.js';
 
 vi.mock('electron', () => import('./fake-electron.js').then((m) => m.fakeElectronModule()));
@@ -15,6 +15,8 @@ const METHODS = [
   'openExternal',
   'notify',
   'onStateChanged',
+  'setDesktopUser',
+  'onNavigate',
 ] as const;
 
 const STATE: Contract.HostState = {
@@ -67,6 +69,8 @@ describe('preload', () => {
     await bridge.openDataFolder();
     await bridge.openExternal('https://hypernex.dev/');
     await bridge.notify({ title: 't', body: 'b' });
+    await bridge.setDesktopUser({ userId: 'user_1', tokenContent: 'tok' });
+    await bridge.setDesktopUser(null);
     expect(fake.ipcRenderer.invoke.mock.calls).toEqual([
       [HOST_CHANNELS.getState],
       [HOST_CHANNELS.start],
@@ -75,6 +79,8 @@ describe('preload', () => {
       [HOST_CHANNELS.openDataFolder],
       [HOST_CHANNELS.openExternal, 'https://hypernex.dev/'],
       [HOST_CHANNELS.notify, { title: 't', body: 'b' }],
+      [HOST_CHANNELS.setDesktopUser, { userId: 'user_1', tokenContent: 'tok' }],
+      [HOST_CHANNELS.setDesktopUser, null],
     ]);
   });
 
@@ -88,6 +94,18 @@ describe('preload', () => {
     expect(listener.mock.calls).toEqual([[STATE]]);
     unsubscribe();
     expect(fake.ipcRenderer.removeListener).toHaveBeenCalledWith(HOST_STATE_EVENT, forward);
+  });
+
+  it('delivers navigation requests without the IPC event and unsubscribes', () => {
+    fake.ipcRenderer.on.mockClear();
+    const listener = vi.fn<(section: string) => void>();
+    const unsubscribe = bridge.onNavigate(listener);
+    const [channel, forward] = fake.ipcRenderer.on.mock.calls[0] as [string, (...args: unknown[]) => void];
+    expect(channel).toBe(HOST_NAVIGATE_EVENT);
+    forward({ sender: 'ipc internals' }, 'invites');
+    expect(listener.mock.calls).toEqual([['invites']]);
+    unsubscribe();
+    expect(fake.ipcRenderer.removeListener).toHaveBeenCalledWith(HOST_NAVIGATE_EVENT, forward);
   });
 
   it('refuses a listener that is not a function', () => {

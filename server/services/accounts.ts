@@ -11,6 +11,7 @@ import {
   type LoginRequest,
 } from '../protocol/schemas.js';
 import type { PrivateUserDto, PublicUserDto, TokenDto } from '../protocol/types.js';
+import { pronounsFromIds, withAnsweredPronouns } from '../protocol/pronouns.js';
 import { AppError } from '../errors.js';
 import { newUserRecord, type StoredToken, type StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
@@ -306,7 +307,7 @@ export function createAccountsService(
         FriendRequests: [...user.FriendRequests],
         Friends: [...user.Friends],
         Badges: [...user.Badges],
-        Bio: { ...user.Bio },
+        Bio: withAnsweredPronouns({ ...user.Bio }),
         Rank: user.Rank,
         AccountCreationDate: user.AccountCreationDate,
         BanStatus: { ...user.BanStatus },
@@ -325,7 +326,7 @@ export function createAccountsService(
         Id: user.Id,
         Username: user.Username,
         Badges: [...user.Badges],
-        Bio: { ...bio, Status: connected ? user.Bio.Status : Status.Offline },
+        Bio: withAnsweredPronouns({ ...bio, Status: connected ? user.Bio.Status : Status.Offline }),
         Rank: user.Rank,
         isInWorld:
           presence.isInWorld(user.Id) &&
@@ -373,7 +374,7 @@ export function createAccountsService(
       const { Pronouns, ...rest } = input;
       Object.assign(user.Bio, rest);
       if (Pronouns === 'remove') delete user.Bio.Pronouns;
-      else if (Pronouns !== undefined) user.Bio.Pronouns = Pronouns;
+      else if (Pronouns !== undefined) user.Bio.Pronouns = pronounsFromIds(Pronouns);
       await store.commit([users.touch(user)]);
       events.emit('bioUpdated', { userId: user.Id });
     },

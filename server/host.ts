@@ -20,6 +20,7 @@ import {
 } from './services/game-servers.js';
 import { createInstancesService, type InstancesService } from './services/instances.js';
 import { createAssetTokens, type AssetTokens } from './services/asset-tokens.js';
+import { createAvatarSharing } from './services/avatar-sharing.js';
 import { createInviteCodes, INVITE_CODES, type InviteCodes } from './services/invite-codes.js';
 import { createPopularityService, POPULARITY, type PopularityService } from './services/popularity.js';
 import { createSearchService, type SearchService } from './services/search.js';
@@ -294,6 +295,7 @@ export async function createServer(
       events,
       ids: core.ids,
       clock: core.clock,
+      avatarSharing: createAvatarSharing({ ...core, presence: hub }),
     });
     socketPort = port;
     if (config.socket.port !== null) {

@@ -85,7 +85,9 @@ function BuildCard({ name, versions }: { name: string; versions: BuildVersionDto
         <h2 id={titleId} className="card-title">
           {name}
         </h2>
-        <span className="pill">Latest: {latest.Version}</span>
+        <span className="pill" style={{ textTransform: 'none' }}>
+          Latest: {latest.Version}
+        </span>
       </div>
       {DESCRIPTIONS[name] ? <p className="muted small">{DESCRIPTIONS[name]}</p> : null}
       <VersionFiles version={latest} />
@@ -114,10 +116,10 @@ function VersionFiles({ version }: { version: BuildVersionDto }) {
         {version.Files.map((file) => (
           <li key={file.FileName} className="row">
             <div className="row-main">
-              <span className="row-title breakable">{file.FileName}</span>
-              <span className="row-meta muted small">
+              <p className="row-title breakable">{file.FileName}</p>
+              <p className="row-meta muted small">
                 {formatBytes(file.Size)} · SHA-256 <span className="mono">{file.Hash.slice(0, 12)}…</span>
-              </span>
+              </p>
             </div>
             <DownloadButton version={version} file={file} />
           </li>

@@ -111,12 +111,15 @@ export function ClientBuildsCard() {
   }
 
   async function setAuth(value: boolean): Promise<void> {
+    // Shown at once; put back if the host refuses.
+    setList((l) => (l ? { ...l, authForBuilds: value } : l));
     try {
       const result = await authedCall<{ authForBuilds: boolean }>('builds/settings', {
         authForBuilds: value,
       });
       setList((l) => (l ? { ...l, authForBuilds: result.authForBuilds } : l));
     } catch (error) {
+      setList((l) => (l ? { ...l, authForBuilds: !value } : l));
       setLoadError(describeError(error));
     }
   }
@@ -232,13 +235,13 @@ export function ClientBuildsCard() {
             b.Versions.map((v) => (
               <li key={`${b.Name}/${v.Version}`} className="row">
                 <div className="row-main">
-                  <span className="row-title">
+                  <p className="row-title">
                     {v.Name} {v.Version}
-                  </span>
-                  <span className="row-meta muted small">
+                  </p>
+                  <p className="row-meta muted small">
                     {v.Files.map((f) => f.FileName).join(', ')} ·{' '}
                     {bytes(v.Files.reduce((sum, f) => sum + f.Size, 0))}
-                  </span>
+                  </p>
                 </div>
                 <div className="row-actions">
                   <button

@@ -2,6 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { Rank } from '../server/protocol/enums.js';
 import { AccountMenu } from './features/account/account-menu.js';
 import { AccountPage } from './features/account/account-page.js';
+import { DownloadsPage } from './features/builds/downloads-page.js';
 import { FriendsPage } from './features/friends/friends-page.js';
 import { HostPage } from './features/host/host-page.js';
 import { InvitesPage } from './features/invites/invites-page.js';
@@ -22,6 +23,8 @@ interface Section {
   minRank?: Rank;
   /** Only in the desktop window, where the preload exposes the host controls. */
   desktopOnly?: boolean;
+  /** With desktopOnly: shown outside the desktop window too, to users of at least this rank. */
+  orMinRank?: Rank;
   /** Beside the label, e.g. a count of new items. */
   badge?: ReactNode;
 }
@@ -32,7 +35,9 @@ const SECTIONS: Section[] = [
   { id: 'moderation', label: 'Moderation', render: () => <ModerationPage />, minRank: Rank.Moderator },
   { id: 'invites', label: 'Invites', render: () => <InvitesPage />, badge: <InvitesNavBadge /> },
   { id: 'friends', label: 'Friends', render: () => <FriendsPage /> },
-  { id: 'host', label: 'Host', render: () => <HostPage />, desktopOnly: true },
+  { id: 'downloads', label: 'Downloads', render: () => <DownloadsPage /> },
+  // Desktop window: the host controls; elsewhere admins still publish client builds there.
+  { id: 'host', label: 'Host', render: () => <HostPage />, desktopOnly: true, orMinRank: Rank.Admin },
 ];
 
 /** The signed-in frame: header with navigation and the account menu, and the chosen section below. */
@@ -50,7 +55,10 @@ export function Shell() {
   }, []);
   const visible = SECTIONS.filter(
     (s) =>
-      (s.minRank === undefined || user.Rank >= s.minRank) && (!s.desktopOnly || hostBridge() !== undefined),
+      (s.minRank === undefined || user.Rank >= s.minRank) &&
+      (!s.desktopOnly ||
+        hostBridge() !== undefined ||
+        (s.orMinRank !== undefined && user.Rank >= s.orMinRank)),
   );
   const section = visible.find((s) => s.id === active) ?? visible[0];
 

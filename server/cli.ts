@@ -7,6 +7,7 @@ import { defaultDataDir, DEFAULT_PORT, type ConfigOverrides } from './config.js'
 import { createServer, openHost, type HostServer } from './host.js';
 import { RANK_NAMES, type Rank } from './protocol/enums.js';
 import { AppError } from './errors.js';
+import { BuildsUsageError, buildsCommand } from './cli-builds.js';
 
 /** Where `npm run build` puts the UI, relative to this file once compiled (dist/server/cli.js). */
 export const BUILT_UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'renderer');
@@ -17,6 +18,7 @@ Usage:
   hypernex-companion serve [options]        run the host without a window (API, socket and web UI)
   hypernex-companion user create [options]  create an account directly in a data folder
   hypernex-companion test-game-server [opts] a stand-in game server that claims and readies instances
+  hypernex-companion builds add|list|remove  client builds players download (launcher, game, CCK)
   hypernex-companion <command> --help       options of a command
 `;
 
@@ -261,6 +263,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'serve') return await serve(argv.slice(1));
     if (command === 'user' && sub === 'create') return await userCreate(rest);
     if (command === 'test-game-server') return await testGameServer(argv.slice(1));
+    if (command === 'builds') return await buildsCommand(argv.slice(1));
     if (command === 'user') {
       process.stdout.write(USER_CREATE_HELP);
       return sub === '--help' || sub === '-h' ? 0 : 1;
@@ -273,6 +276,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${error.message}${fields}\n`);
     } else if (
       error instanceof UsageError ||
+      error instanceof BuildsUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`error: ${(error as Error).message}\nsee --help\n`);

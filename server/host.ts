@@ -19,6 +19,8 @@ import {
 } from './services/game-servers.js';
 import { createInstancesService, type InstancesService } from './services/instances.js';
 import { createAssetTokens, type AssetTokens } from './services/asset-tokens.js';
+import { createAvatarSharing } from './services/avatar-sharing.js';
+import { createBuildsService, type BuildsService } from './services/builds.js';
 import { createInviteCodes, INVITE_CODES, type InviteCodes } from './services/invite-codes.js';
 import { createPopularityService, POPULARITY, type PopularityService } from './services/popularity.js';
 import { createSearchService, type SearchService } from './services/search.js';
@@ -105,6 +107,8 @@ export interface HostCore {
   popularity: PopularityService;
   assetTokens: AssetTokens;
   inviteCodes: InviteCodes;
+  /** Client builds, as plain files under `<dataDir>/builds/` (SPEC section 8). */
+  builds: BuildsService;
   /** Whether sign-up needs an invite code now: the owner's setting, else the configuration. */
   requireInviteCode(): boolean;
   ids: Ids;
@@ -198,6 +202,13 @@ export async function openHost(
       hideBannedUsersContent: config.hideBannedUsersContent,
     });
     const assetTokens = createAssetTokens({ ...deps, uploads });
+    const builds = createBuildsService({
+      dataDir: config.dataDir,
+      fsync: config.fsync,
+      clock,
+      maxFileBytes: config.uploads.maxFileBytes,
+    });
+    await builds.init();
     const instances = createInstancesService({
       ...deps,
       onInstanceOpened: (worldId) => popularity.use('world', worldId),
@@ -232,6 +243,7 @@ export async function openHost(
       popularity,
       assetTokens,
       inviteCodes,
+      builds,
       requireInviteCode,
       ids,
       clock,
@@ -288,6 +300,7 @@ export async function createServer(
       events,
       ids: core.ids,
       clock: core.clock,
+      avatarSharing: createAvatarSharing({ ...core, presence: hub }),
     });
     socketPort = port;
     if (config.socket.port !== null) {

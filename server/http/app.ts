@@ -21,6 +21,7 @@ import { instanceRoutes } from './routes/instances.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { adminRoutes } from './routes/admin.js';
 import { setupRoutes } from './routes/setup.js';
+import { buildRoutes } from './routes/builds.js';
 
 /** Every service of the host, each route taking what it needs, plus where the socket listens. */
 export type HttpDeps = HostCore & {
@@ -113,6 +114,7 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   instanceRoutes(api, deps);
   discoveryRoutes(api, deps.core, lane);
   adminRoutes(api, deps.core);
+  buildRoutes(api, deps);
   // The document describes every route registered above; built on first ask, off the startup path.
   let docs: { document: Record<string, unknown>; page: string } | null = null;
   const apiDocs = (): { document: Record<string, unknown>; page: string } => {

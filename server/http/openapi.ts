@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import * as S from '../protocol/schemas.js';
+import * as B from '../protocol/builds.js';
 import { ErrorCode } from '../protocol/errors.js';
 
 /**
@@ -130,17 +131,63 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     result: 'allowAnyGameServer',
   },
   'GET /getSocketInfo': { tag: 'Info', summary: 'Where the socket is', result: 'IsWSS, Port' },
-  'GET /authForBuilds': { tag: 'Info', summary: 'Whether builds need auth', result: 'authForBuilds' },
+  'GET /authForBuilds': {
+    tag: 'Builds',
+    summary: 'Whether getBuild needs userid + tokenContent',
+    result: 'authForBuilds',
+  },
   'GET /gameEngine': {
     tag: 'Info',
     summary: 'Game engine and version',
     result: 'GameEngine, GameEngineVersion',
   },
-  'GET /getVersions/:name': { tag: 'Info', summary: 'This host serves no client builds (NOT_FOUND)' },
-  'GET /getBuild/:name/:version': { tag: 'Info', summary: 'This host serves no client builds (NOT_FOUND)' },
+  'GET /getVersions/:name': {
+    tag: 'Builds',
+    summary: 'Published versions of a client build, newest first (an empty list for a name with none)',
+    result: 'Name, Versions',
+  },
+  'POST /getBuild/:name/:version': {
+    tag: 'Builds',
+    summary:
+      'Download a file of a version (buildArtifact: index into its files sorted by name, default 0); userid + tokenContent when authForBuilds; Range supported',
+    body: B.GetBuildRequest,
+    binary: true,
+  },
   'GET /getBuild/:name/:version/:artifact': {
-    tag: 'Info',
-    summary: 'This host serves no client builds (NOT_FOUND)',
+    tag: 'Builds',
+    summary: 'Download link for the UI; ?ticket= from buildTicket when authForBuilds; Range supported',
+    binary: true,
+  },
+  'POST /buildTicket/:name/:version': {
+    tag: 'Builds',
+    summary: 'A 10-minute download link for one file of a version (signed-in users)',
+    body: B.BuildTicketRequest,
+    result: 'url, FileName, expiresAt',
+  },
+  'GET /builds': {
+    tag: 'Builds',
+    summary: 'Every published client build with its versions and files',
+    result: 'authForBuilds, Builds[{Name, Versions[{Version, PublishedAt, PublishedBy, Files[]}]}]',
+  },
+  'POST /builds/publish': {
+    tag: 'Builds',
+    summary:
+      'Publish a version (admins and the owner): fields userid, tokenContent, name, version first, then one or more "file" parts',
+    body: B.PublishBuildFields,
+    multipart: true,
+    result: 'Build',
+  },
+  'POST /builds/remove': {
+    tag: 'Builds',
+    summary: 'Remove a published version and its files (admins and the owner)',
+    body: B.RemoveBuildRequest,
+    result: 'Build',
+  },
+  'POST /builds/settings': {
+    tag: 'Builds',
+    summary: 'Read or set whether downloads need a token (authForBuilds; admins and the owner)',
+    body: B.BuildSettingsRequest,
+    result: 'authForBuilds',
   },
   'POST /inviteRequests': {
     tag: 'Invites',

@@ -62,6 +62,8 @@ export const ErrorCode = {
   FILE_NOT_FOUND: 'FILE_NOT_FOUND',
   FORBIDDEN: 'FORBIDDEN',
   RANGE_NOT_SATISFIABLE: 'RANGE_NOT_SATISFIABLE',
+  BUILD_NOT_FOUND: 'BUILD_NOT_FOUND',
+  BUILD_EXISTS: 'BUILD_EXISTS',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PRONOUN_ID_MAX, PRONOUN_ID_MIN } from './pronouns.js';
 
 /**
  * Request schemas and field rules shared by the server (boundary validation) and the renderer (the same field
@@ -82,7 +83,9 @@ export const GetUserRequest = z
   .object({
     username: z.string().min(1).max(200).optional(),
     userid: id.optional(),
-    tokenContent: token.optional(),
+    // As the real server: a token that is not a string (the web dashboard sends its whole token object) counts as
+    // absent, so the answer is the public view, never the private one.
+    tokenContent: z.preprocess((v) => (typeof v === 'string' ? v : undefined), token.optional()),
   })
   .refine((v) => v.username !== undefined || v.userid !== undefined, {
     message: 'username or userid is required',
@@ -107,7 +110,8 @@ export const ChangePasswordRequest = z.object({
   newPassword: z.string().max(4096),
 });
 
-const pronounId = z.number().int().min(-3).max(13);
+const pronounId = z.number().int().min(PRONOUN_ID_MIN).max(PRONOUN_ID_MAX);
+const caseId = z.number().int().min(0).max(4);
 export const PronounsInput = z.union([
   z.literal('remove'),
   z.object({
@@ -117,6 +121,8 @@ export const PronounsInput = z.union([
     independentId: pronounId.optional(),
     dependentId: pronounId.optional(),
     DisplayThree: z.boolean(),
+    // Our addition: which three cases to show (PronounCase numbers); the real server always stores [0, 1, 2].
+    Display: z.tuple([caseId, caseId, caseId]).optional(),
   }),
 ]);
 

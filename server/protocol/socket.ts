@@ -6,6 +6,7 @@
 export const ClientMessage = {
   auth: 'auth',
   requestInvite: 'requestinvite',
+  shareAvatarToken: 'shareavatartoken',
 } as const;
 
 export const ServerMessage = {
@@ -24,7 +25,37 @@ export const ServerMessage = {
   inviteRequestUpdated: 'inviterequestupdated',
   /** Our addition: a friend's visible status changed (status set, came online, went offline). */
   friendStatus: 'friendstatus',
+  /** To the target and the sender of a shareavatartoken that went through (reference 8.4). */
+  sharedAvatarToken: 'sharedavatartoken',
+  /** To the sender of a refused shareavatartoken; `reason` is our addition. */
+  failedToShareAvatarToken: 'failedtoshareavatartoken',
 } as const;
+
+/** `sharedavatartoken` as the real server sends it. */
+export interface SharedAvatarTokenDto {
+  fromUserId: string;
+  targetUserId: string;
+  avatarId: string;
+  avatarToken: string;
+}
+
+/** Why a shareavatartoken was refused (`failedtoshareavatartoken.reason`). */
+export const ShareAvatarRefusal = {
+  /** targetUserId, avatarId or avatarToken missing or not a string. */
+  INVALID_ARGS: 'INVALID_ARGS',
+  SELF: 'SELF',
+  UNKNOWN_USER: 'UNKNOWN_USER',
+  UNKNOWN_AVATAR: 'UNKNOWN_AVATAR',
+  /** The avatar is someone else's. */
+  NOT_OWNER: 'NOT_OWNER',
+  /** Not a live asset token of that avatar (manageAssetToken makes them). */
+  INVALID_ASSET_TOKEN: 'INVALID_ASSET_TOKEN',
+  /** The target blocked the sender. */
+  BLOCKED: 'BLOCKED',
+  /** The target has no open socket. */
+  OFFLINE: 'OFFLINE',
+} as const;
+export type ShareAvatarRefusal = (typeof ShareAvatarRefusal)[keyof typeof ShareAvatarRefusal];
 
 /** The reason of a 4001 close (the user's token stopped verifying), so a client can say why. */
 export const RevokedReason = {

@@ -1,4 +1,5 @@
 import type { BuildPlatform, Rank, Status } from './enums.js';
+import type { PronounsDto } from './pronouns.js';
 
 /** A login token as the wire carries it (reference 2.4). */
 export interface TokenDto {
@@ -8,14 +9,8 @@ export interface TokenDto {
   app: string;
 }
 
-export interface PronounsDto {
-  nominativeId: number;
-  accusativeId: number;
-  reflexiveId?: number;
-  independentId?: number;
-  dependentId?: number;
-  DisplayThree: boolean;
-}
+/** Stored and answered as the real server does (reference 4.4); see pronouns.ts. */
+export type { PronounsDto } from './pronouns.js';
 
 export interface BioDto {
   isPrivateAccount: boolean;

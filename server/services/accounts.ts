@@ -11,6 +11,7 @@ import {
   type LoginRequest,
 } from '../protocol/schemas.js';
 import type { PrivateUserDto, PublicUserDto, TokenDto } from '../protocol/types.js';
+import { pronounsFromIds, withAnsweredPronouns } from '../protocol/pronouns.js';
 import { AppError } from '../errors.js';
 import {
   BY_EMAIL,
@@ -334,7 +335,7 @@ export function createAccountsService(
         FriendRequests: [...user.FriendRequests],
         Friends: [...user.Friends],
         Badges: [...user.Badges],
-        Bio: { ...user.Bio },
+        Bio: withAnsweredPronouns({ ...user.Bio }),
         Rank: user.Rank,
         AccountCreationDate: user.AccountCreationDate,
         BanStatus: { ...user.BanStatus },
@@ -353,7 +354,7 @@ export function createAccountsService(
         Id: user.Id,
         Username: user.Username,
         Badges: [...user.Badges],
-        Bio: { ...bio, Status: connected ? user.Bio.Status : Status.Offline },
+        Bio: withAnsweredPronouns({ ...bio, Status: connected ? user.Bio.Status : Status.Offline }),
         Rank: user.Rank,
         isInWorld:
           presence.isInWorld(user.Id) &&
@@ -403,7 +404,7 @@ export function createAccountsService(
         const updated = UsersRepo.in(t).update(user.Id, (draft) => {
           Object.assign(draft.Bio, rest);
           if (Pronouns === 'remove') delete draft.Bio.Pronouns;
-          else if (Pronouns !== undefined) draft.Bio.Pronouns = Pronouns;
+          else if (Pronouns !== undefined) draft.Bio.Pronouns = pronounsFromIds(Pronouns);
         });
         t.afterCommit(() => events.emit('bioUpdated', { userId: user.Id }));
         return updated.Bio;

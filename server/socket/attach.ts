@@ -12,6 +12,7 @@ import {
   type ClientEnvelope,
 } from '../protocol/socket.js';
 import type { AccountsService } from '../services/accounts.js';
+import type { AvatarSharing } from '../services/avatar-sharing.js';
 import type { HostEvents } from '../services/context.js';
 import type { GameServerTokens } from '../services/game-servers.js';
 import type { InstancesService } from '../services/instances.js';
@@ -32,6 +33,8 @@ export interface SocketDeps {
   events: HostEvents;
   ids: { id(prefix: 'gameserver'): string };
   clock: { now(): number };
+  /** shareavatartoken (reference 8.4); without it the message is ignored. */
+  avatarSharing?: AvatarSharing;
 }
 
 /** Messages only a game server may send (reference 8.5). */
@@ -342,6 +345,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         return instances.requestNew(userId, argObject);
       case 'sendinvite':
         return instances.sendInvite(userId, argObject, (id) => hub.isConnected(id));
+      case ClientMessage.shareAvatarToken:
+        return shareAvatarToken(conn, userId, argObject);
       case ClientMessage.requestInvite: {
         const target =
           args !== null && typeof args === 'object'
@@ -372,6 +377,19 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         }
         // Unknown names are ignored, as the real server does; the socket stays open.
         return;
+    }
+  }
+
+  /** Target and sender both get sharedavatartoken, as the real server; a refusal goes to the sender only. */
+  function shareAvatarToken(conn: Connection, userId: string, args: Record<string, unknown>): void {
+    if (!deps.avatarSharing) return;
+    const outcome = deps.avatarSharing.share(userId, args);
+    if (outcome.ok) {
+      const shared = { ...outcome.shared };
+      hub.send(outcome.shared.targetUserId, ServerMessage.sharedAvatarToken, shared);
+      send(conn, ServerMessage.sharedAvatarToken, shared);
+    } else {
+      send(conn, ServerMessage.failedToShareAvatarToken, { ...outcome.asked, reason: outcome.reason });
     }
   }
 

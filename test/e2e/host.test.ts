@@ -200,13 +200,33 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     expectNoProblems(tab!);
   });
 
-  it('is not offered in a LAN browser, where there is no bridge', async () => {
+  it('offers only client-build publishing in a LAN browser, where there is no bridge', async () => {
     tab = await openTab(browser);
     await tab.page.goto(host.server.url);
     await signIn(tab.page, OWNER.username, OWNER.password);
     await tab.page.getByTestId('signed-in-username').waitFor();
     const nav = tab.page.getByRole('navigation', { name: 'Sections' });
     expect(await nav.getByRole('button', { name: 'Friends' }).count()).toBe(1);
+    // Admins publish client builds from any browser (issue 20); the host controls stay in the desktop window.
+    await nav.getByRole('button', { name: 'Host' }).click();
+    await tab.page.getByText('Only in the desktop app').waitFor();
+    await tab.page.getByRole('region', { name: 'Client builds' }).waitFor();
+    expect(await tab.page.getByRole('heading', { name: 'Settings' }).count()).toBe(0);
+    expectNoProblems(tab);
+  });
+
+  it('is not offered to a player in a LAN browser', async () => {
+    await host.server.accounts.createUser({
+      username: 'LanPlayer',
+      password: 'Player#Pass1',
+      email: 'lanplayer@example.test',
+    });
+    tab = await openTab(browser);
+    await tab.page.goto(host.server.url);
+    await signIn(tab.page, 'LanPlayer', 'Player#Pass1');
+    await tab.page.getByTestId('signed-in-username').waitFor();
+    const nav = tab.page.getByRole('navigation', { name: 'Sections' });
+    expect(await nav.getByRole('button', { name: 'Downloads' }).count()).toBe(1);
     expect(await nav.getByRole('button', { name: 'Host' }).count()).toBe(0);
     expectNoProblems(tab);
   });

@@ -326,10 +326,12 @@ describe('search, popularity, asset tokens, invite codes', () => {
   describe('info endpoints', () => {
     it('answers what 1.4-era clients ask at start', async () => {
       expect(expectOk(await host.get('authForBuilds'))).toEqual({ authForBuilds: false });
-      expect(expectFail(await host.get('getVersions/unity'), 'NOT_FOUND').message).toMatch(
-        /serves no client builds/,
-      );
-      expectFail(await host.get('getBuild/unity/1.0/windows'), 'NOT_FOUND');
+      // Client builds (issue 20, test/server/builds.test.ts): a name with none answers an empty list.
+      expect(expectOk(await host.get('getVersions/unity'), 'Got versions!')).toEqual({
+        Name: 'unity',
+        Versions: [],
+      });
+      expectFail(await host.get('getBuild/unity/1.0/0'), 'BUILD_NOT_FOUND');
     });
   });
 });

@@ -5,6 +5,7 @@ import { useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
 import { formatDate } from '../../shared/time.js';
 import { Alert, FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
+import { PronounsCard } from './pronouns-card.js';
 
 /** Your own account: what the host knows about you, and two-factor sign-in. */
 export function AccountPage() {
@@ -48,6 +49,7 @@ export function AccountPage() {
           </div>
         </dl>
       </section>
+      <PronounsCard />
       <TwoFactorCard />
     </div>
   );

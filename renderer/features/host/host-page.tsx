@@ -1,9 +1,11 @@
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useId, useState, type ReactNode } from 'react';
+import { Rank } from '../../../server/protocol/enums.js';
 import type { HostBridge, HostState } from '../../../server/protocol/host-bridge.js';
 import { useConfirm } from '../../shared/confirm-dialog.js';
 import { CopyButton } from '../../shared/copy-button.js';
 import { FormProblem, useForm } from '../../shared/form.js';
 import { hostBridge } from '../../shared/host-bridge.js';
+import { useSession } from '../../shared/session.js';
 import { Alert, FormStatus, Spinner, SubmitButton, TextField } from '../../shared/ui.js';
 import {
   ALL_INTERFACES,
@@ -15,23 +17,28 @@ import {
   portWarning,
   settingsPatch,
 } from './host-model.js';
+import { ClientBuildsCard } from './client-builds-card.js';
 
 /** The embedded host as its owner sees it in the desktop window: state, addresses, clients, settings. */
 export function HostPage() {
   const bridge = hostBridge();
+  const { user } = useSession();
+  // Admins publish client builds from any browser; the rest of the screen is the desktop window's.
+  const builds = user.Rank >= Rank.Admin ? <ClientBuildsCard /> : null;
   if (!bridge) {
     return (
       <div className="page">
         <Alert tone="info" title="Only in the desktop app">
           Host controls are available in the Hypernex Companion window on the machine that runs the host.
         </Alert>
+        {builds}
       </div>
     );
   }
-  return <HostControls bridge={bridge} />;
+  return <HostControls bridge={bridge}>{builds}</HostControls>;
 }
 
-function HostControls({ bridge }: { bridge: HostBridge }) {
+function HostControls({ bridge, children }: { bridge: HostBridge; children?: ReactNode }) {
   const [state, setState] = useState<HostState | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [busy, setBusy] = useState<'start' | 'stop' | null>(null);
@@ -282,6 +289,7 @@ function HostControls({ bridge }: { bridge: HostBridge }) {
         clearSaved={() => setSaved(null)}
         confirmThen={confirmThen}
       />
+      {children}
       {dialog}
     </div>
   );

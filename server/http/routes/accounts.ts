@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { ErrorCode } from '../../protocol/errors.js';
 import { LoginResult } from '../../protocol/enums.js';
+import { withAnsweredPronouns } from '../../protocol/pronouns.js';
 import {
   AuthRequest,
   ChangePasswordRequest,
@@ -116,7 +117,7 @@ export function accountRoutes(
     const input = parse(UpdateBioRequest, ctx.request.body);
     const user = accounts.requireUser(input.userid, input.tokenContent);
     const bio = await accounts.updateBio(user, input.bio);
-    reply(ctx, 'Updated Bio!', { Bio: { ...bio } });
+    reply(ctx, 'Updated Bio!', { Bio: withAnsweredPronouns({ ...bio }) });
   });
 
   router.post('/enable2fa', async (ctx) => {

@@ -85,7 +85,7 @@ function publicWorld(meta: WorldMetaDto): WorldMetaDto {
 }
 
 /** Byte range of a `Range: bytes=a-b` header, null for none, 'invalid' when it cannot be served. */
-function rangeOf(header: string, size: number): { start: number; end: number } | null | 'invalid' {
+export function rangeOf(header: string, size: number): { start: number; end: number } | null | 'invalid' {
   if (!header) return null;
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match || (match[1] === '' && match[2] === '')) return 'invalid';

@@ -116,10 +116,9 @@ export class StoreLog<T extends { seq: number }, K> implements ReadLog<T, K> {
    * @internal (the store): an entry whose commit is durable. Returns false for one the file already holds (a
    * replay after a crash). The bytes follow in the background.
    */
-  accept(entry: T): boolean {
+  accept(entry: T, json: string = JSON.stringify(entry)): boolean {
     if (entry.seq <= this.#maxSeq) return false;
     this.#maxSeq = entry.seq;
-    const json = JSON.stringify(entry);
     const position = this.#index.length;
     this.#index.push({ offset: -1, length: Buffer.byteLength(json), key: this.keyOf(entry) });
     this.#tail.push(json);

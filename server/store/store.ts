@@ -564,11 +564,12 @@ export class Store implements DataStore {
         `{"c":${JSON.stringify(write.collection.name)},"i":${JSON.stringify(write.id)},"r":${text}}`,
       );
     }
+    const entryJson: string[] = [];
     for (const append of t.appends) {
       append.entry.seq = ++this.#seq;
-      parts.push(
-        `{"l":${JSON.stringify(this.#logName(append.log))},"s":${append.entry.seq},"e":${JSON.stringify(append.entry)}}`,
-      );
+      const json = JSON.stringify(append.entry);
+      entryJson.push(json);
+      parts.push(`{"l":${JSON.stringify(this.#logName(append.log))},"s":${append.entry.seq},"e":${json}}`);
     }
     const onDurable = (): void => {
       for (const { write, version, text } of versions) {
@@ -581,7 +582,7 @@ export class Store implements DataStore {
           removed: version.data === null,
         });
       }
-      for (const append of t.appends) append.log.accept(append.entry);
+      t.appends.forEach((append, at) => append.log.accept(append.entry, entryJson[at]));
       settle.resolve();
       this.#maybeCheckpoint();
     };

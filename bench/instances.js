@@ -44,6 +44,7 @@ import {
   loadServerForSeeding,
   serveArgs,
   spawnServer,
+  putUsers,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -666,9 +667,7 @@ async function seed(dataDir, counts) {
         if (plan[i] === 'owner') out.owner = user;
         else out[plan[i]].push(user);
       }
-      await host.store.tx((t) => {
-        for (const user of changes) t.repo('users').put(user.Id, user);
-      });
+      await putUsers(host, changes);
     }
   } finally {
     // Seeded records reach their files now, as on a host that has been running a while: the server must not

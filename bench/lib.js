@@ -480,3 +480,10 @@ export class RawConnection {
     });
   }
 }
+
+/** Stores seeded user records in one transaction (the store's only way in). */
+export function putUsers(host, users) {
+  return host.store.tx((t) => {
+    for (const user of users) t.repo('users').put(user.Id, user);
+  });
+}

@@ -40,6 +40,7 @@ import {
   loadServerForSeeding,
   serveArgs,
   spawnServer,
+  putUsers,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -310,9 +311,7 @@ async function seedUsers(dataDir, count, moderators) {
         changes.push(user);
         users.push({ id, username, token, rank });
       }
-      await host.store.tx((t) => {
-        for (const user of changes) t.repo('users').put(user.Id, user);
-      });
+      await putUsers(host, changes);
     }
   } finally {
     // Seeded records reach their files now, as on a host that has been running a while: the server must not

@@ -40,6 +40,7 @@ import {
   followChild,
   untilReady,
   LISTENING,
+  putUsers,
 } from './lib.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -659,9 +660,7 @@ async function seed(dataDir, friendCount, idleCount) {
         );
         (isFriend ? friends : idle).push({ id, token });
       }
-      await host.store.tx((t) => {
-        for (const user of changes) t.repo('users').put(user.Id, user);
-      });
+      await putUsers(host, changes);
     }
   } finally {
     // Seeded records reach their files now, as on a host that has been running a while: the server must not

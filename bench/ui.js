@@ -39,6 +39,7 @@ import {
   loadServerForSeeding,
   serveArgs,
   spawnServer,
+  putUsers,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -329,9 +330,7 @@ async function seed(dataDir, overrides) {
         }),
       );
     }
-    await host.store.tx((t) => {
-      for (const user of changes) t.repo('users').put(user.Id, user);
-    });
+    await putUsers(host, changes);
     // No owner needed: without this the signed-out page would be the owner setup screen, not the sign-in form.
     await host.setup.markDone();
   } finally {

@@ -33,6 +33,7 @@ import {
   followChild,
   untilReady,
   LISTENING,
+  putUsers,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -250,9 +251,7 @@ async function seedUsers(dataDir, count) {
       );
       users.push({ id, username, token });
     }
-    await host.store.tx((t) => {
-      for (const user of changes) t.repo('users').put(user.Id, user);
-    });
+    await putUsers(host, changes);
   } finally {
     await host.close();
   }

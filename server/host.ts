@@ -176,7 +176,12 @@ export async function openHost(
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
     const setup = createSetupService({ ...deps, accounts });
-    invitesOpened = await openInvitesService({ ...deps, notifier: hub });
+    invitesOpened = await openInvitesService({
+      ...deps,
+      notifier: hub,
+      onBackgroundError: (error, file) =>
+        log.error({ err: error, file }, 'compacting the invite history failed; the next request tries again'),
+    });
     const invites = invitesOpened;
     await invites.upgradeLegacyInboxes();
     const uploads = createUploadsService({

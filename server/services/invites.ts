@@ -70,6 +70,8 @@ export type SettableInviteState = (typeof SETTABLE_INVITE_STATES)[number];
  */
 export async function openInvitesService(
   deps: Pick<ServiceDeps, 'users' | 'store' | 'clock' | 'ids' | 'config'> & {
+    /** Where a failed background compaction is reported. */
+    onBackgroundError?: (error: unknown, file: string) => void;
     presence: Presence;
     notifier: Notifier;
   },
@@ -129,7 +131,9 @@ export async function openInvitesService(
     // Once per compaction: the live requests are gathered only when none is under way.
     if (!log.compacting && log.length >= COMPACT_MIN_LINES && log.length > COMPACT_RATIO * live) {
       // A failed compaction leaves the log as it was; the next append tries again.
-      void log.compact(liveRequests(), inviteEventJson).catch(() => undefined);
+      void log
+        .compact(liveRequests(), inviteEventJson)
+        .catch((error: unknown) => deps.onBackgroundError?.(error, log.path));
     }
     return done;
   }

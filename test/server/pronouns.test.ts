@@ -6,7 +6,7 @@ import {
   pronounText,
   type PronounsDto,
 } from '../../server/protocol/pronouns.js';
-import { expectFail, expectOk, signUp, startHost, type Account, type TestHost } from './helpers.js';
+import { expectFail, expectOk, signUp, startHost, type Account, type TestHost, editUser } from './helpers.js';
 
 describe('pronoun tables', () => {
   it('builds the stored shape from ids, leaving out cases a set has no word for', () => {
@@ -162,8 +162,13 @@ describe('pronouns over updateBio and getUser', () => {
   });
 
   it('answers ids stored by an earlier version of this host in the real server shape', async () => {
-    const user = host.server.users.get(alice.id)!;
-    (user.Bio as { Pronouns?: unknown }).Pronouns = { nominativeId: 2, accusativeId: 2, DisplayThree: false };
+    await editUser(host, alice.id, (draft) => {
+      (draft.Bio as { Pronouns?: unknown }).Pronouns = {
+        nominativeId: 2,
+        accusativeId: 2,
+        DisplayThree: false,
+      };
+    });
     const pub = expectOk(await host.post('getUser', { userid: alice.id }));
     expect((pub.UserData as { Bio: { Pronouns: unknown } }).Bio.Pronouns).toEqual({
       NominativeCase: 'They',

@@ -92,6 +92,8 @@ export const InviteRefusal = {
   /** You asked this user too recently; `retryAfter` says when you may ask again. */
   RATE_LIMITED: 'RATE_LIMITED',
   INVALID_ARGS: 'INVALID_ARGS',
+  /** The host could not save the request (its disk is full or failing); the target may have seen it live. */
+  NOT_SAVED: 'NOT_SAVED',
 } as const;
 export type InviteRefusal = (typeof InviteRefusal)[keyof typeof InviteRefusal];
 

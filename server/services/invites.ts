@@ -82,6 +82,10 @@ export async function openInvitesService(
    * while lookups by id (a user updating one of their own requests) only ever search one inbox. */
   const inboxes = new Map<string, StoredInviteRequest[]>();
   let live = 0;
+  /** Requests sent but not durable yet: delivered live, filed (visible in histories) once durable. */
+  const pendingRequests = new Set<{ to: string; request: StoredInviteRequest }>();
+  /** State changes not durable yet: applied to the request once they are. */
+  const pendingStates = new Map<StoredInviteRequest, { state: StoredInviteRequest['state']; at: number }>();
   /** While the log is replayed at start: the ids seen, so a request recorded twice is filed once. */
   let replayed: Set<string> | null = new Set();
 
@@ -98,6 +102,10 @@ export async function openInvitesService(
   }
   /** `to`'s request `requestId`, searched newest first (updates are nearly always about recent requests). */
   function find(to: string, requestId: string): StoredInviteRequest | undefined {
+    // One on its way to disk can already be acted on (the target saw it live); its change follows it in the log.
+    for (const pending of pendingRequests) {
+      if (pending.to === to && pending.request.requestId === requestId) return pending.request;
+    }
     const inbox = inboxes.get(to);
     if (!inbox) return undefined;
     for (let i = inbox.length - 1; i >= 0; i--) if (inbox[i]!.requestId === requestId) return inbox[i];
@@ -145,12 +153,46 @@ export async function openInvitesService(
    * state changes meanwhile is written as it is then; its state event follows and replays to the same state.
    */
   function liveRequests(): Iterable<InviteEvent> {
-    const kept = Array.from(inboxes, ([to, inbox]) => ({ to, requests: inbox.slice() }));
+    // What is on its way to disk is in the compacted file too (the compaction covers those appends), with the
+    // state it is being given, though readers see it only once it is durable; the history bound holds for both.
+    const byTarget = new Map<string, StoredInviteRequest[]>();
+    for (const [to, inbox] of inboxes) byTarget.set(to, inbox.slice());
+    for (const { to, request } of pendingRequests) {
+      const list = byTarget.get(to);
+      if (list) list.push(request);
+      else byTarget.set(to, [request]);
+    }
+    const bound = config.socket.inviteRequestHistory;
+    const kept = Array.from(byTarget, ([to, requests]) => ({ to, requests: requests.slice(-bound) }));
+    const states = new Map(pendingStates);
+    const withState = (request: StoredInviteRequest): StoredInviteRequest => {
+      const pending = states.get(request);
+      return pending ? { ...request, state: pending.state, updatedAt: pending.at } : request;
+    };
     return (function* () {
       for (const { to, requests } of kept) {
-        for (const request of requests) yield { t: 'request', to, request } satisfies InviteEvent;
+        for (const request of requests)
+          yield { t: 'request', to, request: withState(request) } satisfies InviteEvent;
       }
     })();
+  }
+
+  /** Records a state change of `stored`; readers see it once it is durable, never if the write fails. */
+  async function changeState(
+    to: string,
+    stored: StoredInviteRequest,
+    state: StoredInviteRequest['state'],
+    at: number,
+  ) {
+    const change = { state, at };
+    pendingStates.set(stored, change);
+    try {
+      await record({ t: 'state', to, requestId: stored.requestId, state, at });
+      stored.state = state;
+      stored.updatedAt = at;
+    } finally {
+      if (pendingStates.get(stored) === change) pendingStates.delete(stored);
+    }
   }
 
   /** `sender|target` -> ms of the last delivered request. */
@@ -211,6 +253,7 @@ export async function openInvitesService(
       if (target.Bio.Status === Status.DoNotDisturb)
         return { ok: false, reason: InviteRefusal.DO_NOT_DISTURB };
       const cooldownMs = config.socket.inviteRequestCooldownSeconds * 1000;
+      let cooldown: { key: string; at: number } | null = null;
       if (cooldownMs > 0) {
         const nowMs = clock.now();
         const key = `${sender.Id}|${target.Id}`;
@@ -223,6 +266,7 @@ export async function openInvitesService(
           };
         }
         lastSent.set(key, nowMs);
+        cooldown = { key, at: nowMs };
         if (lastSent.size > 10_000) sweepCooldowns(nowMs);
       }
 
@@ -246,8 +290,20 @@ export async function openInvitesService(
           expiresAt: stored.expiresAt,
         }),
       );
-      file(target.Id, stored);
-      const delivered = record({ t: 'request', to: target.Id, request: stored });
+      const pending = { to: target.Id, request: stored };
+      pendingRequests.add(pending);
+      const delivered = record({ t: 'request', to: target.Id, request: stored }).then(
+        () => {
+          pendingRequests.delete(pending);
+          file(target.Id, stored);
+        },
+        (error: unknown) => {
+          pendingRequests.delete(pending);
+          // A request the host could not save does not count against asking again.
+          if (cooldown && lastSent.get(cooldown.key) === cooldown.at) lastSent.delete(cooldown.key);
+          throw error;
+        },
+      );
       return { ok: true, targetUserId: target.Id, requestId: stored.requestId, delivered };
     },
 
@@ -273,11 +329,7 @@ export async function openInvitesService(
       }
       const now = unixSeconds(clock);
       // Seen never downgrades an answered or dismissed request.
-      if (!(state === 'seen' && stored.state !== 'new')) {
-        stored.state = state;
-        stored.updatedAt = now;
-        await record({ t: 'state', to: userId, requestId, state, at: now });
-      }
+      if (!(state === 'seen' && stored.state !== 'new')) await changeState(userId, stored, state, now);
       const dto = view(stored, userId, now);
       notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
       return dto;
@@ -285,16 +337,15 @@ export async function openInvitesService(
 
     /** `ownerId` sent an invite to `fromUserId`: their latest open request to `ownerId` is answered. */
     async markAnswered(ownerId: string, fromUserId: string): Promise<void> {
-      const inbox = inboxes.get(ownerId);
-      if (!inbox) return;
+      // Newest first: requests still on their way to disk, then the history.
+      const pending = [...pendingRequests].filter((p) => p.to === ownerId).map((p) => p.request);
+      const inbox = [...(inboxes.get(ownerId) ?? []), ...pending];
       const now = unixSeconds(clock);
       for (let i = inbox.length - 1; i >= 0; i--) {
         const stored = inbox[i]!;
         if (stored.fromUserId !== fromUserId) continue;
         if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
-          stored.state = 'answered';
-          stored.updatedAt = now;
-          await record({ t: 'state', to: ownerId, requestId: stored.requestId, state: 'answered', at: now });
+          await changeState(ownerId, stored, 'answered', now);
           notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
         }
         return;

@@ -6,6 +6,7 @@ import type { HostConfig } from '../config.js';
 import { Status } from '../protocol/enums.js';
 import {
   ClientMessage,
+  InviteRefusal,
   RevokedReason,
   sentInviteRequestJson,
   ServerMessage,
@@ -132,11 +133,17 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
    * same tick share that write (the log's group commit), so they are answered together, with one promise reaction
    * per write instead of one per request (a socket owed several answers then gets them in one socket write).
    */
-  let waiting: { saved: Promise<void>; answers: Array<{ conn: Connection; text: string }> } | null = null;
+  let waiting: {
+    saved: Promise<void>;
+    answers: Array<{ conn: Connection; text: string; targetUserId: string }>;
+  } | null = null;
 
-  function answerWhenSaved(conn: Connection, saved: Promise<void>, text: string): void {
+  function answerWhenSaved(conn: Connection, saved: Promise<void>, text: string, targetUserId: string): void {
     if (waiting?.saved !== saved) {
-      const group = { saved, answers: [] as Array<{ conn: Connection; text: string }> };
+      const group = {
+        saved,
+        answers: [] as Array<{ conn: Connection; text: string; targetUserId: string }>,
+      };
       waiting = group;
       saved.then(
         () => {
@@ -146,10 +153,16 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         (error: unknown) => {
           if (waiting === group) waiting = null;
           log.error({ err: error, requests: group.answers.length }, 'could not save invite requests');
+          for (const answer of group.answers) {
+            send(answer.conn, ServerMessage.failedToRequestInvite, {
+              targetUserId: answer.targetUserId,
+              reason: InviteRefusal.NOT_SAVED,
+            });
+          }
         },
       );
     }
-    waiting.answers.push({ conn, text });
+    waiting.answers.push({ conn, text, targetUserId });
   }
 
   function friendStatus(userId: string): void {
@@ -358,6 +371,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
             conn,
             outcome.delivered,
             sentInviteRequestJson(outcome.targetUserId, outcome.requestId),
+            outcome.targetUserId,
           );
         } else {
           send(conn, ServerMessage.failedToRequestInvite, {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectFail, expectOk, signUp, startHost, tempDir, type TestHost } from './helpers.js';
 import { blobTree, upload } from './upload-helpers.js';
+import { TestSocket } from './socket-client.js';
 
 /**
  * A real full disk: the data folder is a small tmpfs, filled up with a file of ours. Mounting needs root (CI runs
@@ -62,6 +63,23 @@ describe('a full disk', () => {
         bio: { StatusText: 'before' },
       }),
     );
+    const bob = await signUp(host, 'bob');
+    expectOk(
+      await host.post('sendFriendRequest', {
+        userid: alice.id,
+        tokenContent: alice.token,
+        targetUserId: bob.id,
+      }),
+    );
+    expectOk(
+      await host.post('acceptFriendRequest', {
+        userid: bob.id,
+        tokenContent: bob.token,
+        targetUserId: alice.id,
+      }),
+    );
+    const aliceSocket = await TestSocket.verified(host.server.url, alice.id, alice.token);
+    const bobSocket = await TestSocket.verified(host.server.url, bob.id, bob.token);
     const filler = await fillDisk(mount);
 
     // Ordinary writes: refused with a clear reason; what was acknowledged stays what readers see.
@@ -84,6 +102,20 @@ describe('a full disk', () => {
     const seen = expectOk(await host.post('getUser', { userid: alice.id, tokenContent: alice.token }));
     expect((seen.UserData as { Bio: { StatusText: string } }).Bio.StatusText).toBe(lastAcked);
 
+    // An invite request: the sender hears it was not saved, and the target's history never shows it.
+    aliceSocket.sendJson({
+      userId: alice.id,
+      tokenContent: alice.token,
+      message: 'requestinvite',
+      args: { targetUserId: bob.id },
+    });
+    expect(await aliceSocket.next('failedtorequestinvite')).toMatchObject({
+      targetUserId: bob.id,
+      reason: 'NOT_SAVED',
+    });
+    const history = expectOk(await host.post('inviteRequests', { userid: bob.id, tokenContent: bob.token }));
+    expect(history.InviteRequests).toEqual([]);
+
     // An upload: refused, and no part of it is left behind.
     const big = Buffer.alloc(2 * 1024 * 1024, 7);
     const refusedUpload = await upload(host, alice, { name: 'big.png', data: big });
@@ -103,6 +135,12 @@ describe('a full disk', () => {
       FileName: string;
     };
     expect(await blobTree(dir)).toEqual([`files/${alice.id}/${uploaded.FileName}`]);
+
+    aliceSocket.sendJson({ userId: alice.id, message: 'requestinvite', args: { targetUserId: bob.id } });
+    await aliceSocket.next('sentinviterequest');
+    await bobSocket.next('gotinviterequest');
+    aliceSocket.close();
+    bobSocket.close();
 
     // And all of it is there after a restart.
     await host.server.close();

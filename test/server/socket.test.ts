@@ -393,6 +393,9 @@ describe('socket', () => {
       clock.advance(30);
       sender.sendJson(request(alice, bob.id));
       await b1!.next('gotinviterequest');
+      // The history shows a request once it is durable, which is when the sender hears back (for both requests).
+      await sender.next('sentinviterequest');
+      await sender.next('sentinviterequest');
       clock.advance(15 * 60);
       const expired = expectOk(
         await host.post('inviteRequests', { userid: bob.id, tokenContent: bob.token, state: 'expired' }),

@@ -75,5 +75,7 @@ export function refusalText(reason: InviteRefusal, name: string, retryAfter?: nu
         : `Not sent: you asked ${name} a moment ago. Try again shortly.`;
     case InviteRefusal.INVALID_ARGS:
       return 'Not sent: the host did not understand the request.';
+    case InviteRefusal.NOT_SAVED:
+      return `The host could not save your request to ${name} (its disk may be full); ask again later.`;
   }
 }

@@ -26,6 +26,7 @@ import { createPopularityService, POPULARITY, type PopularityService } from './s
 import { createSearchService, type SearchService } from './services/search.js';
 import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
 import { Store } from './store/store.js';
+import type { LogFileSystem } from './store/wal.js';
 import {
   createModerationService,
   logKeyOf,
@@ -76,6 +77,8 @@ export interface HostOptions {
   clock?: Clock;
   ids?: Ids;
   logger?: Logger;
+  /** The write-ahead log's files (tests inject disk failures here). */
+  logFileSystem?: LogFileSystem;
 }
 
 export const COLLECTIONS = [
@@ -138,7 +141,7 @@ export async function openHost(
       collections: COLLECTIONS,
       logs: [{ name: MODERATION_LOG, file: MODERATION_LOG_FILE, keyOf: logKeyOf }],
     },
-    { fsync: config.fsync, clock: () => clock.now(), logger: log },
+    { fsync: config.fsync, clock: () => clock.now(), logger: log, fs: options.logFileSystem },
   );
   let invitesOpened: InvitesService | null = null;
   try {

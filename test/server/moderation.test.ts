@@ -15,6 +15,8 @@ import {
   editUser,
 } from './helpers.js';
 import { TestSocket } from './socket-client.js';
+import { FaultyFs } from './faulty-fs.js';
+import { avatarMeta, blobTree, upload } from './upload-helpers.js';
 
 describe('moderation', () => {
   let host: TestHost;
@@ -492,5 +494,51 @@ describe('moderation log file', () => {
     );
     await expect(startHost({}, { dir })).rejects.toThrow(/moderation-log\.jsonl is corrupt/);
     expect(a.id).toMatch(/^user_/);
+  });
+});
+
+describe('moderation on a failing disk', () => {
+  it('deletes nothing, changes nobody and logs nothing when the commit cannot be written', async () => {
+    const fs = new FaultyFs();
+    const host = await startHost({}, { logFileSystem: fs });
+    try {
+      const alice = await signUp(host, 'alice');
+      const bob = await signUp(host, 'bob');
+      await editUser(host, bob.id, (draft) => {
+        draft.Rank = 4;
+      });
+      const avatarId = expectOk(
+        await upload(host, alice, { name: 'a.hna', data: 'x' }, { avatarMeta: avatarMeta() }),
+      ).AvatarId as string;
+      const act = (action: string, fields: Record<string, unknown>) =>
+        host.post('moderation', {
+          userid: bob.id,
+          tokenContent: bob.token,
+          action,
+          targetUserId: alice.id,
+          ...fields,
+        });
+      const files = await blobTree(host.dir);
+      fs.fault = 'enospc';
+      expectFail(await act('deleteavatar', { avatarId }), 'STORAGE_FULL');
+      expectFail(await act('warnuser', { warnReason: 'spam', warnDescription: '' }), 'STORAGE_FULL');
+      fs.fault = null;
+      // The avatar, its file and the owner's list are all there; nobody is warned; the log is empty.
+      expect(host.server.uploads.avatar(avatarId)).toBeDefined();
+      expect(host.server.users.get(alice.id)!.Avatars).toEqual([avatarId]);
+      expect(host.server.users.get(alice.id)!.WarnStatus.isWarned).toBe(false);
+      expect(await blobTree(host.dir)).toEqual(files);
+      const log = expectOk(await host.post('moderationLog', { userid: bob.id, tokenContent: bob.token }));
+      expect(log.Total).toBe(0);
+      // Once the disk works again, the same action goes through whole.
+      expectOk(await act('deleteavatar', { avatarId }), 'Removed avatar!');
+      expect(host.server.uploads.avatar(avatarId)).toBeUndefined();
+      expect(await blobTree(host.dir)).toEqual([]);
+      expect(
+        expectOk(await host.post('moderationLog', { userid: bob.id, tokenContent: bob.token })).Total,
+      ).toBe(1);
+    } finally {
+      await host.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,8 @@ import {
   StorageWriteError,
   type StoreOptions,
 } from '../../server/store/store.js';
-import { frameLine, type LogFileHandle, type LogFileSystem } from '../../server/store/wal.js';
+import { frameLine } from '../../server/store/wal.js';
+import { FaultyFs } from './faulty-fs.js';
 import { tempDir } from './helpers.js';
 import { describeStoreConformance, type Doc, type Entry } from './store-conformance.js';
 
@@ -46,49 +47,6 @@ describeStoreConformance('embedded (write-ahead log and record files)', {
   place: newDir,
   open: (dir) => openStore(dir),
 });
-
-type Fault = 'enospc' | 'short' | 'eio-write' | 'eio-sync' | null;
-
-/** A file layer for the log that fails on demand, as a full or broken disk would, and can hold writes back. */
-class FaultyFs implements LogFileSystem {
-  fault: Fault = null;
-  /** While set, writes wait for it. */
-  gate: Promise<void> | null = null;
-  writes = 0;
-
-  async openAppend(path: string): Promise<LogFileHandle> {
-    const handle = await open(path, 'a');
-    return {
-      write: async (buffer, offset, length) => {
-        this.writes++;
-        if (this.gate) await this.gate;
-        if (this.fault === 'enospc') throw errno('ENOSPC', 'no space left on device');
-        if (this.fault === 'eio-write') throw errno('EIO', 'i/o error');
-        if (this.fault === 'short') {
-          // Half the bytes reach the file (a torn line), then the disk is full.
-          this.fault = 'enospc';
-          return handle.write(buffer, offset, Math.max(1, Math.floor(length / 2)));
-        }
-        return handle.write(buffer, offset, length);
-      },
-      datasync: async () => {
-        if (this.fault === 'eio-sync') throw errno('EIO', 'i/o error on fsync');
-        await handle.datasync();
-      },
-      truncate: async (length) => {
-        if (this.fault === 'eio-write') throw errno('EIO', 'i/o error');
-        await handle.truncate(length);
-      },
-      close: () => handle.close(),
-    };
-  }
-}
-
-function errno(code: string, message: string): NodeJS.ErrnoException {
-  const error = new Error(`${code}: ${message}`) as NodeJS.ErrnoException;
-  error.code = code;
-  return error;
-}
 
 const put = (store: Store, id: string, doc: Doc) => store.tx((t) => t.repo<Doc>('things').put(id, doc));
 

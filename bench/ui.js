@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { WebSocket } from 'ws';
+import { MANY_FRIENDS, runSocial, SOCIAL_TARGETS, SOCIAL_USERS } from './ui-social.js';
 import {
   BenchError,
   RM_OPTIONS,
@@ -82,7 +83,7 @@ const BUSY_PERCENT = 10;
 const MAX_LOADS = 200;
 const MAX_INVITES = 500;
 
-const PHASES = ['load', 'size', 'invite'];
+const PHASES = ['load', 'size', 'invite', 'social'];
 
 const TARGETS = {
   loadMs: 1000,
@@ -103,6 +104,9 @@ Phases:
   size     all .js under dist/renderer/assets, gzip level 9: < ${TARGETS.jsGzipBytes / 1000} kB (1 kB = 1000 bytes)
   invite   A's RequestInvite sent on a raw socket -> toast in B's page, p95 < ${TARGETS.inviteToToastMs} ms
            (invite-request cooldown set to 0 through --config)
+  social   friend request (HTTP) -> row on the target's open Friends screen, and acceptance -> row on the
+           sender's, p95 < ${SOCIAL_TARGETS.socialPushMs} ms (10 rounds after one warm-up); API requests a Friends
+           screen with ${MANY_FRIENDS} friends makes to render: <= ${SOCIAL_TARGETS.friendsRenderRequests}
 
 Options:
   --loads N        measured loads of each kind, signed out and signed in (default 10, at most ${MAX_LOADS})
@@ -314,7 +318,19 @@ async function seed(dataDir, overrides) {
     for (const [key, username] of Object.entries(USERNAMES)) {
       users[key] = { id: randomIds.id('user'), username, token: randomIds.secret() };
     }
-    const friendsOf = { a: [users.b.id], b: [users.a.id], c: [] };
+    for (const [key, username] of Object.entries(SOCIAL_USERS)) {
+      users[key] = { id: randomIds.id('user'), username, token: randomIds.secret() };
+    }
+    const many = Array.from({ length: MANY_FRIENDS }, (_, i) => ({
+      id: randomIds.id('user'),
+      username: `fr${String(i).padStart(3, '0')}`,
+      token: randomIds.secret(),
+    }));
+    const friendsOf = { a: [users.b.id], b: [users.a.id], c: [], d: [], e: [], f: many.map((u) => u.id) };
+    for (const { id, username, token } of many) {
+      friendsOf[username] = [users.f.id];
+      users[username] = { id, username, token, extra: true };
+    }
     const changes = [];
     for (const [key, { id, username, token }] of Object.entries(users)) {
       changes.push(
@@ -331,6 +347,7 @@ async function seed(dataDir, overrides) {
       );
     }
     await putUsers(host, changes);
+    for (const key of Object.keys(users)) if (users[key].extra) delete users[key];
     // No owner needed: without this the signed-out page would be the owner setup screen, not the sign-in form.
     await host.setup.markDone();
   } finally {
@@ -436,7 +453,7 @@ const READY_SCRIPT = `
     };
     const signedIn = () => {
       const name = document.querySelector('[data-testid="signed-in-username"]');
-      const nav = document.querySelector('nav[aria-label="Sections"] button:not([disabled])');
+      const nav = document.querySelector('nav[aria-label="Sections"] a');
       return visible(name) && visible(nav) ? nav : null;
     };
     const mark = { readyAt: null, frameAt: null, focusedAt: null, screen: null };
@@ -1088,7 +1105,7 @@ async function main() {
     result.size = await measureSize();
   }
 
-  const needsServer = options.phases.includes('load') || options.phases.includes('invite');
+  const needsServer = ['load', 'invite', 'social'].some((p) => options.phases.includes(p));
   let exit = null;
   if (needsServer) {
     state.tempDir = await mkdtemp(join(os.tmpdir(), 'hypernex-bench-ui-'));
@@ -1124,6 +1141,19 @@ async function main() {
       progress(options, `3) ${options.invites} invite requests, A's raw socket -> toast in B's page ...`);
       result.invite = await guard(runInvites(options, browser, server, seeded.users));
     }
+    if (options.phases.includes('social')) {
+      progress(
+        options,
+        "4) friend request and acceptance to the other side's screen; Friends with 200 friends ...",
+      );
+      const open = async (session) => {
+        const { context } = await openContext(browser, session);
+        const page = await context.newPage();
+        page.setDefaultTimeout(10_000);
+        return { page, close: () => context.close() };
+      };
+      result.social = await guard(runSocial({ url: server.url.href, rounds: 10, open, users: seeded.users }));
+    }
 
     state.browser = null;
     await withTimeout(browser.close(), 15_000, 'closing the browser').catch(() => undefined);
@@ -1141,11 +1171,37 @@ async function main() {
   );
   result.valid = !exit || exit.code === 0;
   if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else printTable(result);
+  else {
+    printTable(result);
+    if (result.social) printSocial(result.social);
+  }
   if (exit && exit.code !== 0) {
     process.stderr.write(`the server exited with code ${exit.code} (signal ${exit.signal})\n`);
   }
   return result.valid ? 0 : 1;
+}
+
+function printSocial(social) {
+  const stats = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    return { p50: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1] };
+  };
+  const line = (label, values) => {
+    const s = stats(values);
+    const ok = s.p95 < SOCIAL_TARGETS.socialPushMs ? 'ok' : 'MISSED';
+    process.stdout.write(
+      `${label.padEnd(44)} p50 ${s.p50} ms  p95 ${s.p95} ms  max ${s.max} ms  (target p95 < ${SOCIAL_TARGETS.socialPushMs} ms: ${ok})\n`,
+    );
+  };
+  process.stdout.write('\nsocial (issue 18)\n');
+  line("friend request -> target's Friends screen", social.request);
+  line("acceptance -> sender's Friends screen", social.accept);
+  const ok = social.friendsRenderRequests <= SOCIAL_TARGETS.friendsRenderRequests ? 'ok' : 'MISSED';
+  process.stdout.write(
+    `Friends with ${MANY_FRIENDS} friends: ${social.friendsRenderRequests} API requests (${social.friendsRenderCalls.join(', ')}), ` +
+      `rendered in ${Math.round(social.friendsRenderMs)} ms (target <= ${SOCIAL_TARGETS.friendsRenderRequests} requests: ${ok})\n`,
+  );
 }
 
 main()

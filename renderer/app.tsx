@@ -69,7 +69,8 @@ export function App({ linkSecret }: { linkSecret: string }) {
   }, [linkSecret, bootCount]);
 
   useEffect(() => {
-    document.title = TITLES[phase.kind];
+    // Signed in, the shell names the screen in the title.
+    if (phase.kind !== 'signedIn') document.title = TITLES[phase.kind];
   }, [phase.kind]);
 
   const signedInSession = phase.kind === 'signedIn' ? phase.session : null;

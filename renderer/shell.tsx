@@ -1,4 +1,4 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { Rank } from '../server/protocol/enums.js';
 import { AccountMenu } from './features/account/account-menu.js';
 import { AccountPage } from './features/account/account-page.js';
@@ -11,7 +11,9 @@ import { ModerationPage } from './features/moderation/moderation-page.js';
 import { UploadsPage } from './features/uploads/uploads-page.js';
 import { hostBridge } from './shared/host-bridge.js';
 import { NavigationContext, type SectionName } from './shared/navigation.js';
+import { navigate, replaceRoute, routeHash, useRoute } from './shared/route.js';
 import { useSession } from './shared/session.js';
+import { HostDownBanner, ShellConnection } from './shared/connection-state.js';
 import { BrandMark } from './shared/ui.js';
 
 type SectionId = SectionName;
@@ -19,7 +21,7 @@ type SectionId = SectionName;
 interface Section {
   id: SectionId;
   label: string;
-  render: () => ReactNode;
+  render: (param: string | null) => ReactNode;
   minRank?: Rank;
   /** Only in the desktop window, where the preload exposes the host controls. */
   desktopOnly?: boolean;
@@ -32,7 +34,12 @@ interface Section {
 const SECTIONS: Section[] = [
   { id: 'account', label: 'Account', render: () => <AccountPage /> },
   { id: 'uploads', label: 'Uploads', render: () => <UploadsPage /> },
-  { id: 'moderation', label: 'Moderation', render: () => <ModerationPage />, minRank: Rank.Moderator },
+  {
+    id: 'moderation',
+    label: 'Moderation',
+    render: (param) => <ModerationPage userId={param} />,
+    minRank: Rank.Moderator,
+  },
   { id: 'invites', label: 'Invites', render: () => <InvitesPage />, badge: <InvitesNavBadge /> },
   { id: 'friends', label: 'Friends', render: () => <FriendsPage /> },
   { id: 'downloads', label: 'Downloads', render: () => <DownloadsPage /> },
@@ -43,14 +50,16 @@ const SECTIONS: Section[] = [
 /** The signed-in frame: header with navigation and the account menu, and the chosen section below. */
 export function Shell() {
   const { user } = useSession();
-  const [active, setActive] = useState<SectionId>('account');
+  // The screen is in the address (#/friends): reload keeps it, Back and Forward work.
+  const route = useRoute();
+  const setActive = (section: SectionId): void => navigate(section);
   // A click on a desktop notification brings the window up on its screen.
   useEffect(() => {
     const bridge = hostBridge();
     if (!bridge) return;
     return bridge.onNavigate((section) => {
       const known = SECTIONS.find((s) => s.id === section);
-      if (known) setActive(known.id);
+      if (known) navigate(known.id);
     });
   }, []);
   const visible = SECTIONS.filter(
@@ -60,7 +69,15 @@ export function Shell() {
         hostBridge() !== undefined ||
         (s.orMinRank !== undefined && user.Rank >= s.orMinRank)),
   );
-  const section = visible.find((s) => s.id === active) ?? visible[0];
+  const section = visible.find((s) => s.id === route.section) ?? visible[0];
+  const param = section?.id === route.section ? route.param : null;
+  // An address naming no screen (or one this user cannot see) shows the first one, and says so in the address.
+  useEffect(() => {
+    if (section && section.id !== route.section) replaceRoute(section.id);
+  }, [section, route.section]);
+  useEffect(() => {
+    document.title = section ? `${section.label} · Hypernex Companion` : 'Hypernex Companion';
+  }, [section]);
 
   return (
     <NavigationContext value={setActive}>
@@ -76,22 +93,23 @@ export function Shell() {
             </div>
             <nav className="topnav" aria-label="Sections">
               {visible.map((s) => (
-                <button
+                <a
                   key={s.id}
-                  type="button"
+                  href={routeHash(s.id)}
                   className="topnav-item"
                   aria-current={s.id === section?.id ? 'page' : undefined}
-                  onClick={() => setActive(s.id)}
                 >
                   {s.label}
                   {s.badge}
-                </button>
+                </a>
               ))}
             </nav>
+            <ShellConnection />
             <AccountMenu />
           </header>
+          <HostDownBanner />
           <main id="main" className="content" tabIndex={-1}>
-            {section?.render()}
+            {section?.render(param)}
           </main>
         </div>
       </InvitesProvider>

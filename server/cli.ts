@@ -8,6 +8,8 @@ import { createServer, openHost, type HostServer } from './host.js';
 import { RANK_NAMES, type Rank } from './protocol/enums.js';
 import { AppError } from './errors.js';
 import { BuildsUsageError, buildsCommand } from './cli-builds.js';
+import { userResetPassword, UserUsageError } from './cli-users.js';
+import { isLoopbackHost, OPEN_TO_LAN_HINT } from './protocol/host-info.js';
 
 /** Where `npm run build` puts the UI, relative to this file once compiled (dist/server/cli.js). */
 export const BUILT_UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'renderer');
@@ -17,6 +19,7 @@ const MAIN_HELP = `Hypernex Companion: a Hypernex-compatible host for your LAN.
 Usage:
   hypernex-companion serve [options]        run the host without a window (API, socket and web UI)
   hypernex-companion user create [options]  create an account directly in a data folder
+  hypernex-companion user reset-password     set a new password for an account in a data folder
   hypernex-companion test-game-server [opts] a stand-in game server that claims and readies instances
   hypernex-companion builds add|list|remove  client builds players download (launcher, game, CCK)
   hypernex-companion <command> --help       options of a command
@@ -149,6 +152,7 @@ async function serve(argv: string[]): Promise<number> {
 function hostInfo(server: HostServer): string {
   let out = '';
   for (const url of server.lanUrls) out += `LAN address: ${url}\n`;
+  if (isLoopbackHost(server.config.host)) out += `${OPEN_TO_LAN_HINT}\n`;
   if (server.setupSecret) {
     out +=
       `first run: no owner yet. Create the owner account with this one-time setup secret:\n` +
@@ -262,6 +266,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === 'serve') return await serve(argv.slice(1));
     if (command === 'user' && sub === 'create') return await userCreate(rest);
+    if (command === 'user' && sub === 'reset-password') return await userResetPassword(rest);
     if (command === 'test-game-server') return await testGameServer(argv.slice(1));
     if (command === 'builds') return await buildsCommand(argv.slice(1));
     if (command === 'user') {
@@ -277,6 +282,7 @@ export async function main(argv: string[]): Promise<number> {
     } else if (
       error instanceof UsageError ||
       error instanceof BuildsUsageError ||
+      error instanceof UserUsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`error: ${(error as Error).message}\nsee --help\n`);

@@ -6,12 +6,13 @@ import { resolveConfig, type ConfigOverrides, type HostConfig } from './config.j
 import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
-import { createPasswordHasher } from './services/passwords.js';
+import { createPasswordHasher, type PasswordHasher } from './services/passwords.js';
 import { createSetupService, type SetupService } from './services/setup.js';
 import { LEGACY_INVITE_INBOXES, openInvitesService, type InvitesService } from './services/invites.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
+import { attachSocialPush } from './socket/social-push.js';
 import {
   createGameServerTokens,
   GAME_SERVER_TOKENS,
@@ -123,6 +124,11 @@ export interface HostCore {
   /** Set once the HTTP server listens; used for the host's own URLs. */
   setPort(port: number): void;
   port(): number;
+  /** The addresses other machines on the LAN can use (none when bound to this machine only). */
+  lanUrls(): string[];
+  /** The `host:port`s that count as this host in image URLs. */
+  localHosts(): string[];
+  passwords: PasswordHasher;
 }
 
 /** Opens the data folder and builds the services, without any network (the CLI's admin commands use this). */
@@ -178,6 +184,12 @@ export async function openHost(
       hostSettings(store).requireInviteCode ?? config.requireInviteCode;
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
+    const stopSocialPush = attachSocialPush({
+      events,
+      notifier: hub,
+      users,
+      publicView: (u) => accounts.publicView(u),
+    });
     const setup = createSetupService({ ...deps, accounts });
     invitesOpened = await openInvitesService({
       ...deps,
@@ -257,7 +269,11 @@ export async function openHost(
       clock,
       hub,
       events,
+      lanUrls: cachedLanUrls,
+      localHosts,
+      passwords,
       async close() {
+        stopSocialPush();
         await popularity
           .flush()
           .catch((error: unknown) => log.error({ err: error }, 'popularity flush failed at close'));

@@ -7,6 +7,8 @@ import {
   type FriendStatusResult,
   type GotInviteRequestResult,
   type InviteRequestDto,
+  type SentInviteRequestDto,
+  type SocialPushResult,
 } from '../../server/protocol/socket.js';
 
 /**
@@ -36,7 +38,24 @@ export type SocketEvent =
   | { message: typeof ServerMessage.failedToRequestInvite; result: FailedToRequestInviteResult }
   | { message: typeof ServerMessage.inviteRequestUpdated; result: { request: InviteRequestDto } }
   | { message: typeof ServerMessage.friendStatus; result: FriendStatusResult }
-  | { message: typeof ServerMessage.error; result: { code: string; reason: string } };
+  | { message: typeof ServerMessage.error; result: { code: string; reason: string } }
+  | { message: typeof ServerMessage.sentInviteRequestUpdated; result: { request: SentInviteRequestDto } }
+  | { message: SocialPushMessage; result: SocialPushResult };
+
+/** The social actions the host pushes to both sides (issue 18). */
+export type SocialPushMessage =
+  | typeof ServerMessage.friendRequest
+  | typeof ServerMessage.friendAccepted
+  | typeof ServerMessage.friendDeclined
+  | typeof ServerMessage.friendRemoved
+  | typeof ServerMessage.blockChanged;
+const SOCIAL_PUSH = new Set<string>([
+  ServerMessage.friendRequest,
+  ServerMessage.friendAccepted,
+  ServerMessage.friendDeclined,
+  ServerMessage.friendRemoved,
+  ServerMessage.blockChanged,
+]);
 
 type Incoming =
   | SocketEvent
@@ -194,6 +213,13 @@ export function parseServerMessage(text: string): Incoming | null {
             },
           }
         : null;
+    case ServerMessage.sentInviteRequestUpdated:
+      return isRecord(r.request) && typeof r.request.requestId === 'string'
+        ? {
+            message: ServerMessage.sentInviteRequestUpdated,
+            result: { request: r.request as unknown as SentInviteRequestDto },
+          }
+        : null;
     case ServerMessage.error:
       return {
         message: ServerMessage.error,
@@ -203,7 +229,20 @@ export function parseServerMessage(text: string): Incoming | null {
         },
       };
     default:
-      return null;
+      return SOCIAL_PUSH.has(value.message.toLowerCase()) &&
+        str('fromUserId') &&
+        str('targetUserId') &&
+        isRecord(r.user)
+        ? {
+            message: value.message.toLowerCase() as SocialPushMessage,
+            result: {
+              action: str('action') ? (r.action as string) : '',
+              fromUserId: r.fromUserId as string,
+              targetUserId: r.targetUserId as string,
+              user: r.user as unknown as SocialPushResult['user'],
+            },
+          }
+        : null;
   }
 }
 

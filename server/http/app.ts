@@ -22,6 +22,8 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { adminRoutes } from './routes/admin.js';
 import { setupRoutes } from './routes/setup.js';
 import { buildRoutes } from './routes/builds.js';
+import { peopleRoutes } from './routes/people.js';
+import { hostInfoRoutes } from './routes/host-info.js';
 
 /** Every service of the host, each route taking what it needs, plus where the socket listens. */
 export type HttpDeps = HostCore & {
@@ -115,6 +117,8 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   discoveryRoutes(api, deps.core, lane);
   adminRoutes(api, deps.core);
   buildRoutes(api, deps);
+  peopleRoutes(api, deps.core);
+  hostInfoRoutes(api, deps.core);
   // The document describes every route registered above; built on first ask, off the startup path.
   let docs: { document: Record<string, unknown>; page: string } | null = null;
   const apiDocs = (): { document: Record<string, unknown>; page: string } => {

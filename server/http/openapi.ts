@@ -3,6 +3,8 @@ import { z } from 'zod';
 import * as S from '../protocol/schemas.js';
 import * as B from '../protocol/builds.js';
 import { ErrorCode } from '../protocol/errors.js';
+import * as P from '../protocol/people.js';
+import * as H from '../protocol/host-info.js';
 
 /**
  * The OpenAPI 3.1 document of every route the router serves. Paths and methods come from the router itself; each
@@ -188,6 +190,40 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Read or set whether downloads need a token (authForBuilds; admins and the owner)',
     body: B.BuildSettingsRequest,
     result: 'authForBuilds',
+  },
+  'POST /getUsers': {
+    tag: 'Accounts',
+    summary: `Public views of many users at once (up to ${P.GET_USERS_MAX} ids)`,
+    body: P.GetUsersRequest,
+    result: 'Users (public views, in the order asked), NotFound (ids no user has)',
+  },
+  'POST /changePassword': {
+    tag: 'Accounts',
+    summary: 'Change your own password (the current one required); signs out every session',
+    body: P.ChangeOwnPasswordRequest,
+  },
+  'POST /resetUserPassword': {
+    tag: 'Host',
+    summary: 'Set a new password for a user ranked below you (admins and the owner); signs them out',
+    body: P.ResetUserPasswordRequest,
+  },
+  'GET /uploadRules': {
+    tag: 'Uploads',
+    summary: 'Every rule an upload is checked against: allowed image domains, size, extensions, limits',
+    result:
+      'allowedImageDomains, localHosts, maxFileBytes, extensions, nameMax, descriptionMax, tagsMax, tagMax, iconsMax, buildPlatforms',
+  },
+  'POST /hostStatus': {
+    tag: 'Host',
+    summary: 'Bind address, LAN addresses, connected users (admins and the owner)',
+    body: H.HostStatusRequest,
+    result: 'bindHost, port, localOnly, openToLan, lanUrls, connectedUsers, requireInviteCode',
+  },
+  'POST /sentInviteRequests': {
+    tag: 'Invites',
+    summary: 'The invite requests you sent, newest first, with their state',
+    body: P.SentInviteRequestsRequest,
+    result: 'InviteRequests (each with toUsername)',
   },
   'POST /inviteRequests': {
     tag: 'Invites',

@@ -1,3 +1,5 @@
+import type { PublicUserDto } from './types.js';
+
 /**
  * Socket message names and payloads. Clients send `{userId, tokenContent, message, args}` (names compared
  * case-insensitively; HypernexSharp sends PascalCase); the server sends `{message, result}` with lowercase names.
@@ -29,7 +31,31 @@ export const ServerMessage = {
   sharedAvatarToken: 'sharedavatartoken',
   /** To the sender of a refused shareavatartoken; `reason` is our addition. */
   failedToShareAvatarToken: 'failedtoshareavatartoken',
+  /** Our addition: the sender's invite request was seen, answered, dismissed or expired (`request`). */
+  sentInviteRequestUpdated: 'sentinviterequestupdated',
+  /** Our addition, to both sides' sockets: a friend request was sent (SocialPushResult). */
+  friendRequest: 'friendrequest',
+  /** Our addition, to both sides: a friend request was accepted; the two are friends now. */
+  friendAccepted: 'friendaccepted',
+  /** Our addition, to both sides: a friend request was declined. */
+  friendDeclined: 'frienddeclined',
+  /** Our addition, to both sides: a friendship ended (removed, or a block ended it). */
+  friendRemoved: 'friendremoved',
+  /** Our addition, to the actor's sockets only: they blocked or unblocked someone. */
+  blockChanged: 'blockchanged',
 } as const;
+
+/**
+ * The result of friendrequest / friendaccepted / frienddeclined / friendremoved / blockchanged: who acted
+ * (`fromUserId`), on whom (`targetUserId`), and `user`, the public view of the other side from the receiver's
+ * point of view, so a screen shows the name without asking.
+ */
+export interface SocialPushResult {
+  action: string;
+  fromUserId: string;
+  targetUserId: string;
+  user: PublicUserDto;
+}
 
 /** `sharedavatartoken` as the real server sends it. */
 export interface SharedAvatarTokenDto {
@@ -117,6 +143,11 @@ export interface InviteRequestDto {
   state: InviteRequestState;
   /** Unix seconds of the last state change. */
   updatedAt: number;
+}
+
+/** A request you sent, as `sentInviteRequests` and `sentinviterequestupdated` give it. */
+export interface SentInviteRequestDto extends InviteRequestDto {
+  toUsername: string;
 }
 
 export interface GotInviteRequestResult {

@@ -70,6 +70,8 @@ export interface HostEventMap {
   bioUpdated: [{ userId: string }];
   /** The social graph between two users changed. */
   socialChanged: [{ userIds: string[] }];
+  /** One social action committed: `actorId` did `action` to `targetId` (server/socket/social-push.ts tells both). */
+  socialAction: [{ action: string; actorId: string; targetId: string }];
   /** A game-server token was revoked: servers that used it must go. */
   gameServerTokenRevoked: [{ tokenId: string }];
 }

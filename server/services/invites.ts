@@ -8,6 +8,7 @@ import {
   jsonString,
   ServerMessage,
   type InviteRequestDto,
+  type SentInviteRequestDto,
 } from '../protocol/socket.js';
 import { AppError } from '../errors.js';
 import { join } from 'node:path';
@@ -89,8 +90,20 @@ export async function openInvitesService(
   /** While the log is replayed at start: the ids seen, so a request recorded twice is filed once. */
   let replayed: Set<string> | null = new Set();
 
+  /** Each sender's requests (the same objects as in the inboxes), oldest first, at most `inviteRequestHistory`. */
+  const outboxes = new Map<string, Array<{ to: string; stored: StoredInviteRequest }>>();
+  /** Requests sent since start, in order of expiry (the lifetime is one setting), for the sender's "expired". */
+  const expiring: Array<{ to: string; stored: StoredInviteRequest }> = [];
+  /** Requests the host could not save: their sender was told at once, not again when they would expire. */
+  const unsaved = new WeakSet<StoredInviteRequest>();
+  let expiringHead = 0;
+
   /** Files `request` for `to`, dropping the oldest past the history bound. */
   function file(to: string, request: StoredInviteRequest): void {
+    let outbox = outboxes.get(request.fromUserId);
+    if (!outbox) outboxes.set(request.fromUserId, (outbox = []));
+    outbox.push({ to, stored: request });
+    if (outbox.length > config.socket.inviteRequestHistory) outbox.shift();
     let inbox = inboxes.get(to);
     if (!inbox) inboxes.set(to, (inbox = []));
     inbox.push(request);
@@ -229,6 +242,30 @@ export async function openInvitesService(
     };
   }
 
+  /** Tells the sender's sockets the request's new state (seen, answered, dismissed, expired). */
+  function notifySender(stored: StoredInviteRequest, to: string, now: number): void {
+    notifier.send(stored.fromUserId, ServerMessage.sentInviteRequestUpdated, {
+      request: sentView(stored, to, now),
+    });
+  }
+
+  function sentView(stored: StoredInviteRequest, to: string, now: number): SentInviteRequestDto {
+    return { ...view(stored, to, now), toUsername: users.get(to)?.Username ?? '' };
+  }
+
+  /** Pushes "expired" to the senders of requests that just ran out unanswered. */
+  function sweepExpired(now: number): void {
+    while (expiringHead < expiring.length && expiring[expiringHead]!.stored.expiresAt <= now) {
+      const { to, stored } = expiring[expiringHead++]!;
+      if ((stored.state === 'new' || stored.state === 'seen') && !unsaved.has(stored))
+        notifySender(stored, to, now);
+    }
+    if (expiringHead > 1024 && expiringHead * 2 > expiring.length) {
+      expiring.splice(0, expiringHead);
+      expiringHead = 0;
+    }
+  }
+
   function sweepCooldowns(nowMs: number): void {
     const cooldownMs = config.socket.inviteRequestCooldownSeconds * 1000;
     for (const [key, at] of lastSent) if (nowMs - at >= cooldownMs) lastSent.delete(key);
@@ -290,6 +327,7 @@ export async function openInvitesService(
           expiresAt: stored.expiresAt,
         }),
       );
+      expiring.push({ to: target.Id, stored });
       const pending = { to: target.Id, request: stored };
       pendingRequests.add(pending);
       const delivered = record({ t: 'request', to: target.Id, request: stored }).then(
@@ -299,12 +337,22 @@ export async function openInvitesService(
         },
         (error: unknown) => {
           pendingRequests.delete(pending);
+          unsaved.add(stored);
           // A request the host could not save does not count against asking again.
           if (cooldown && lastSent.get(cooldown.key) === cooldown.at) lastSent.delete(cooldown.key);
           throw error;
         },
       );
       return { ok: true, targetUserId: target.Id, requestId: stored.requestId, delivered };
+    },
+
+    /** The requests the user sent (kept while their target keeps them), newest first, with their state. */
+    sent(userId: string): SentInviteRequestDto[] {
+      const now = unixSeconds(clock);
+      const outbox = outboxes.get(userId) ?? [];
+      const out: SentInviteRequestDto[] = [];
+      for (let i = outbox.length - 1; i >= 0; i--) out.push(sentView(outbox[i]!.stored, outbox[i]!.to, now));
+      return out;
     },
 
     /** The user's received requests, newest first. */
@@ -332,6 +380,7 @@ export async function openInvitesService(
       if (!(state === 'seen' && stored.state !== 'new')) await changeState(userId, stored, state, now);
       const dto = view(stored, userId, now);
       notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
+      notifySender(stored, userId, now);
       return dto;
     },
 
@@ -347,6 +396,7 @@ export async function openInvitesService(
         if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
           await changeState(ownerId, stored, 'answered', now);
           notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
+          notifySender(stored, ownerId, now);
         }
         return;
       }
@@ -388,6 +438,7 @@ export async function openInvitesService(
     /** Forgets cooldowns that have run out; called from the heartbeat. */
     sweep(): void {
       sweepCooldowns(clock.now());
+      sweepExpired(unixSeconds(clock));
     },
   };
 }

@@ -117,7 +117,10 @@ export function createSocialService(deps: Pick<ServiceDeps, 'users' | 'store' | 
         apply(action, meDraft, otherDraft);
         repo.put(me.Id, meDraft);
         repo.put(other.Id, otherDraft);
-        t.afterCommit(() => events.emit('socialChanged', { userIds: [me.Id, other.Id] }));
+        t.afterCommit(() => {
+          events.emit('socialChanged', { userIds: [me.Id, other.Id] });
+          events.emit('socialAction', { action, actorId: me.Id, targetId: other.Id });
+        });
       });
     },
   };

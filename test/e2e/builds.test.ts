@@ -50,7 +50,7 @@ describe('client builds and pronouns in a real browser', () => {
     const { page } = tab;
     await page.goto(host.server.url);
     await signIn(page, OWNER.username, OWNER.password);
-    await page.getByRole('button', { name: 'Host', exact: true }).click();
+    await page.getByRole('link', { name: 'Host', exact: true }).click();
     const card = page.getByRole('region', { name: 'Client builds' });
     await card.waitFor();
     // Shared rules refuse a bad version before anything is sent.
@@ -98,8 +98,8 @@ describe('client builds and pronouns in a real browser', () => {
     await page.goto(host.server.url);
     await signIn(page, PLAYER.username, PLAYER.password);
     // Players see no Host screen in a browser.
-    await page.getByRole('button', { name: 'Downloads' }).click();
-    expect(await page.getByRole('button', { name: 'Host', exact: true }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Downloads' }).click();
+    expect(await page.getByRole('link', { name: 'Host', exact: true }).count()).toBe(0);
     const card = page.getByRole('region', { name: 'Hypernex.Unity' });
     await card.getByText('Latest: 2024.10.1b').waitFor();
     await card.getByText('The Hypernex game client.').waitFor();

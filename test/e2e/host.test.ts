@@ -119,7 +119,7 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     await page.addInitScript({ content: BRIDGE_SCRIPT });
     await page.goto(host.server.url);
     await signIn(page, OWNER.username, OWNER.password);
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Host' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Host' }).click();
     await page.getByRole('heading', { name: 'Host', level: 1 }).waitFor();
     return { page, fake };
   }
@@ -206,9 +206,9 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     await signIn(tab.page, OWNER.username, OWNER.password);
     await tab.page.getByTestId('signed-in-username').waitFor();
     const nav = tab.page.getByRole('navigation', { name: 'Sections' });
-    expect(await nav.getByRole('button', { name: 'Friends' }).count()).toBe(1);
+    expect(await nav.getByRole('link', { name: 'Friends' }).count()).toBe(1);
     // Admins publish client builds from any browser (issue 20); the host controls stay in the desktop window.
-    await nav.getByRole('button', { name: 'Host' }).click();
+    await nav.getByRole('link', { name: 'Host' }).click();
     await tab.page.getByText('Only in the desktop app').waitFor();
     await tab.page.getByRole('region', { name: 'Client builds' }).waitFor();
     expect(await tab.page.getByRole('heading', { name: 'Settings' }).count()).toBe(0);
@@ -226,8 +226,8 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     await signIn(tab.page, 'LanPlayer', 'Player#Pass1');
     await tab.page.getByTestId('signed-in-username').waitFor();
     const nav = tab.page.getByRole('navigation', { name: 'Sections' });
-    expect(await nav.getByRole('button', { name: 'Downloads' }).count()).toBe(1);
-    expect(await nav.getByRole('button', { name: 'Host' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Downloads' }).count()).toBe(1);
+    expect(await nav.getByRole('link', { name: 'Host' }).count()).toBe(0);
     expectNoProblems(tab);
   });
 });

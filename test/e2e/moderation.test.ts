@@ -72,7 +72,7 @@ describe('moderation in a real browser', () => {
   async function openModeration(page: Page): Promise<void> {
     await page
       .getByRole('navigation', { name: 'Sections' })
-      .getByRole('button', { name: 'Moderation' })
+      .getByRole('link', { name: 'Moderation' })
       .click();
     await page.getByRole('heading', { name: 'Moderation', level: 1 }).waitFor();
   }
@@ -89,7 +89,7 @@ describe('moderation in a real browser', () => {
     // The target's page waits on another section, with its socket verified.
     await target.page
       .getByRole('navigation', { name: 'Sections' })
-      .getByRole('button', { name: 'Invites' })
+      .getByRole('link', { name: 'Invites' })
       .click();
     await target.page.locator('[data-testid="socket-health"][data-health="connected"]').waitFor();
 

@@ -157,7 +157,7 @@ describe('uploads in a real browser', { timeout: 60_000 }, () => {
   }
 
   async function openSection(page: Page): Promise<void> {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Uploads' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Uploads' }).click();
     await page.getByRole('heading', { name: 'Uploads', level: 1 }).waitFor();
   }
 
@@ -811,7 +811,7 @@ describe('uploads on a host with a small size limit', { timeout: 60_000 }, () =>
       localStorage.setItem('hnx.chunkSize', String(64 * 1024));
     });
     await signIn(page, OWNER.username, OWNER.password);
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('button', { name: 'Uploads' }).click();
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Uploads' }).click();
 
     // 120 kB goes whole (under the part threshold), 300 kB in parts: both are over the 100 kB limit.
     await page.getByTestId('upload-input').setInputFiles([

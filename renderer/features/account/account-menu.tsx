@@ -4,6 +4,7 @@ import { SETTABLE_STATUSES } from '../../../server/protocol/schemas.js';
 import type { BioDto } from '../../../server/protocol/types.js';
 import { describeError } from '../../shared/api-client.js';
 import { useSession } from '../../shared/session.js';
+import { useSocketStatus } from '../../shared/socket-context.js';
 
 /** The signed-in person in the header: who, which rank, their status, and the way out. */
 export function AccountMenu() {
@@ -12,6 +13,7 @@ export function AccountMenu() {
   const [savingStatus, setSavingStatus] = useState(false);
   const [signingOut, setSigningOut] = useState(false);
   const current = user.Bio.Status;
+  const { health } = useSocketStatus();
   const settable = (SETTABLE_STATUSES as readonly number[]).includes(current);
 
   async function changeStatus(next: Status): Promise<void> {
@@ -36,7 +38,7 @@ export function AccountMenu() {
       <div className="who">
         <span className="avatar" aria-hidden="true">
           {user.Username.charAt(0).toUpperCase()}
-          <span className="status-dot" data-status={current} />
+          <span className="status-dot" data-status={health === 'connected' ? current : 0} />
         </span>
         <span className="who-text">
           <span className="who-name" data-testid="signed-in-username">

@@ -1,12 +1,18 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ErrorCode } from '../../../server/protocol/errors.js';
 import { usernameProblem } from '../../../server/protocol/schemas.js';
-import { ServerMessage, type InviteRefusal } from '../../../server/protocol/socket.js';
+import { GET_USERS_MAX, type GetUsersResult } from '../../../server/protocol/people.js';
+import {
+  ServerMessage,
+  type InviteRefusal,
+  type InviteRequestState,
+} from '../../../server/protocol/socket.js';
 import type { PrivateUserDto, PublicUserDto } from '../../../server/protocol/types.js';
 import { ApiError, call, describeError } from '../../shared/api-client.js';
 import { ConfirmDialog } from '../../shared/confirm-dialog.js';
 import { FormProblem, useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
+import type { SocialPushMessage, SocketEvent } from '../../shared/socket-client.js';
 import {
   SocketHealthIndicator,
   useSocketClient,
@@ -35,9 +41,6 @@ interface Lists {
 
 type SocialAction =
   'acceptFriendRequest' | 'declineFriendRequest' | 'removeFriend' | 'blockUser' | 'unblockUser';
-
-/** Refreshes lists this often while the page is open: friend requests do not arrive over the socket. */
-const REFRESH_MS = 30_000;
 
 /** Your friends with live presence, friend requests both ways, blocks, and asking a friend for an invite. */
 export function FriendsPage() {
@@ -121,7 +124,11 @@ type Social = ReturnType<typeof useSocial>;
 
 function useSocial() {
   const { authedCall, setUser, user } = useSession();
-  const { connection } = useSocketStatus();
+  const { connection, health } = useSocketStatus();
+  const liveRef = useRef(health === 'connected');
+  useEffect(() => {
+    liveRef.current = health === 'connected';
+  }, [health]);
   const [lists, setLists] = useState<Lists | null>(null);
   const [people, setPeople] = useState<ReadonlyMap<string, Person>>(new Map());
   const [presence, setPresence] = useState<ReadonlyMap<string, Presence>>(new Map());
@@ -146,7 +153,8 @@ function useSocial() {
         blocked: UserData.BlockedUsers,
       };
       const ids = [...new Set([...next.friends, ...next.incoming, ...next.outgoing, ...next.blocked])];
-      const found = await Promise.all(ids.map(lookupPerson));
+      // One batch call for every name on the page, however many friends (issue 18).
+      const found = ids.length > 0 ? await lookupPeople(ids) : [];
       setPeople(new Map(found.map((p) => [p.id, p])));
       // What was just loaded is newer than any earlier live update.
       setPresence(new Map());
@@ -167,20 +175,21 @@ function useSocial() {
     void refresh();
   }, [refresh, connection]);
 
-  useEffect(() => {
-    const timer = setInterval(() => void refresh(), REFRESH_MS);
-    const onFocus = (): void => void refresh();
-    window.addEventListener('focus', onFocus);
-    return () => {
-      clearInterval(timer);
-      window.removeEventListener('focus', onFocus);
-    };
-  }, [refresh]);
-
+  // No polling: friend requests, acceptances, declines, removals and presence arrive over the socket, and a
+  // reconnect (a new `connection`) loads everything again in case something was missed meanwhile.
   useSocketEvent((event) => {
-    if (event.message !== ServerMessage.friendStatus) return;
-    const { userId, Status, StatusText } = event.result;
-    setPresence((old) => new Map(old).set(userId, { status: Status, statusText: StatusText }));
+    if (event.message === ServerMessage.friendStatus) {
+      const { userId, Status, StatusText } = event.result;
+      setPresence((old) => new Map(old).set(userId, { status: Status, statusText: StatusText }));
+      return;
+    }
+    if (!isSocialPush(event)) return;
+    const { fromUserId, targetUserId, user: other } = event.result;
+    const otherId = fromUserId === user.Id ? targetUserId : fromUserId;
+    setPeople((old) => new Map(old).set(otherId, personOf(other)));
+    setLists((old) =>
+      old ? applySocialPush(old, event.message, event.result.action, fromUserId === user.Id, otherId) : old,
+    );
   });
 
   const personFor = (id: string): Person =>
@@ -192,7 +201,8 @@ function useSocial() {
     try {
       await session.current.authedCall(action, { targetUserId: person.id });
       setNotice({ tone: 'success', text: DONE[action](person.username) });
-      await refresh();
+      // The socket brings the change; without it, load the lists again.
+      if (!liveRef.current) await refresh();
       return true;
     } catch (failure) {
       setNotice({ tone: 'error', text: describeError(failure) });
@@ -224,7 +234,7 @@ function useSocial() {
       }
       throw failure;
     }
-    await refresh();
+    if (!liveRef.current) await refresh();
     return target.Username;
   }
 
@@ -250,13 +260,62 @@ const DONE: Record<SocialAction, (name: string) => string> = {
   unblockUser: (name) => `Unblocked ${name}.`,
 };
 
-async function lookupPerson(id: string): Promise<Person> {
-  try {
-    const { UserData } = await call<{ UserData: PublicUserDto }>('getUser', { userid: id });
-    return personOf(UserData);
-  } catch {
-    return { id, username: 'Unknown user', status: 0, statusText: '' };
+/** Public views of `ids` in one `getUsers` call (chunks of 500); ids nobody has become "Unknown user". */
+async function lookupPeople(ids: string[]): Promise<Person[]> {
+  const out: Person[] = [];
+  for (let i = 0; i < ids.length; i += GET_USERS_MAX) {
+    const chunk = ids.slice(i, i + GET_USERS_MAX);
+    const { Users, NotFound } = await call<GetUsersResult>('getUsers', { userids: chunk });
+    out.push(...Users.map(personOf));
+    for (const id of NotFound) out.push({ id, username: 'Unknown user', status: 0, statusText: '' });
   }
+  return out;
+}
+
+function isSocialPush(event: SocketEvent): event is Extract<SocketEvent, { message: SocialPushMessage }> {
+  return (
+    event.message === ServerMessage.friendRequest ||
+    event.message === ServerMessage.friendAccepted ||
+    event.message === ServerMessage.friendDeclined ||
+    event.message === ServerMessage.friendRemoved ||
+    event.message === ServerMessage.blockChanged
+  );
+}
+
+const drop = (list: string[], id: string): string[] => list.filter((x) => x !== id);
+const add = (list: string[], id: string): string[] => (list.includes(id) ? list : [...list, id]);
+
+/** The lists after a pushed social action between me and `otherId` (`mine`: I acted). */
+export function applySocialPush(
+  lists: Lists,
+  message: SocialPushMessage,
+  action: string,
+  mine: boolean,
+  otherId: string,
+): Lists {
+  const cleared = {
+    friends: lists.friends,
+    incoming: drop(lists.incoming, otherId),
+    outgoing: drop(lists.outgoing, otherId),
+    blocked: lists.blocked,
+  };
+  switch (message) {
+    case ServerMessage.friendRequest:
+      return mine
+        ? { ...lists, outgoing: add(lists.outgoing, otherId) }
+        : { ...lists, incoming: add(lists.incoming, otherId) };
+    case ServerMessage.friendAccepted:
+      return { ...cleared, friends: add(lists.friends, otherId) };
+    case ServerMessage.friendDeclined:
+      return cleared;
+    case ServerMessage.friendRemoved:
+      return { ...cleared, friends: drop(lists.friends, otherId) };
+    case ServerMessage.blockChanged:
+      return action === 'unblockUser'
+        ? { ...lists, blocked: drop(lists.blocked, otherId) }
+        : { ...cleared, friends: drop(lists.friends, otherId), blocked: add(lists.blocked, otherId) };
+  }
+  return lists;
 }
 
 function FriendList({
@@ -292,7 +351,7 @@ function FriendList({
 
 type InviteAsk =
   | { kind: 'sending' }
-  | { kind: 'sent' }
+  | { kind: 'sent'; requestId: string; state: InviteRequestState }
   | { kind: 'refused'; reason: InviteRefusal; at: number; until: number | null }
   | { kind: 'unknown'; text: string };
 
@@ -315,11 +374,17 @@ function FriendRow({
     ask?.kind === 'refused' && ask.until !== null ? (ask.until - Math.max(now, ask.at)) / 1000 : 0;
   const coolingDown = remaining > 0;
   const online = isOnline(friend.status);
+  // The target's answer (seen, answered, dismissed, expired) comes back over the socket.
+  useSocketEvent((event) => {
+    if (event.message !== ServerMessage.sentInviteRequestUpdated) return;
+    const { requestId, state } = event.result.request;
+    setAsk((old) => (old?.kind === 'sent' && old.requestId === requestId ? { ...old, state } : old));
+  });
 
   async function requestInvite(): Promise<void> {
     setAsk({ kind: 'sending' });
     const outcome = await client.requestInvite(friend.id);
-    if (outcome.kind === 'sent') setAsk({ kind: 'sent' });
+    if (outcome.kind === 'sent') setAsk({ kind: 'sent', requestId: outcome.requestId, state: 'new' });
     else if (outcome.kind === 'refused') {
       const at = Date.now();
       setAsk({
@@ -361,7 +426,7 @@ function FriendRow({
             data-testid="invite-result"
           >
             {ask.kind === 'sent'
-              ? `Invite request sent. ${friend.username} sees it now.`
+              ? sentText(ask.state, friend.username)
               : ask.kind === 'unknown'
                 ? ask.text
                 : ask.until !== null && !coolingDown
@@ -401,6 +466,22 @@ function FriendRow({
       </div>
     </li>
   );
+}
+
+/** What became of an invite request you sent, in words. */
+export function sentText(state: InviteRequestState, name: string): string {
+  switch (state) {
+    case 'new':
+      return `Invite request sent. It is on ${name}'s screen, not opened yet.`;
+    case 'seen':
+      return `${name} has seen your invite request.`;
+    case 'answered':
+      return `${name} answered your invite request: look for their invite.`;
+    case 'dismissed':
+      return `${name} dismissed your invite request.`;
+    case 'expired':
+      return `Your invite request to ${name} expired unanswered.`;
+  }
 }
 
 function RequestsCard({ social, onBlock }: { social: Social; onBlock(person: Person): void }) {

@@ -7,6 +7,7 @@ import { Alert, Spinner } from '../../shared/ui.js';
 import { useNow } from '../../shared/use-now.js';
 import { effectiveState, isOpen, STATE_LABELS } from './invite-state.js';
 import { useInvites, type SettableState } from './invites-store.js';
+import { SentRequestsCard } from './sent-requests-card.js';
 
 type Filter = 'open' | 'all';
 
@@ -105,6 +106,8 @@ export function InvitesPage() {
         )}
         <p className="muted small">Times are in your time zone ({localTimeZone()}).</p>
       </section>
+
+      <SentRequestsCard />
     </div>
   );
 }

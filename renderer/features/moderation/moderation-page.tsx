@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState, type RefObject } from 'react';
+import { navigate } from '../../shared/route.js';
 import { ErrorCode } from '../../../server/protocol/errors.js';
 import { MODERATION_ACTIONS, type ModerationAction } from '../../../server/protocol/schemas.js';
 import type { PublicUserDto } from '../../../server/protocol/types.js';
@@ -33,7 +34,8 @@ const NO_FILTER: LogFilter = { target: null, moderator: null, action: null };
 const PER_PAGE = 20;
 
 /** Find a user, see their standing, act on them within your rank, and read the moderation log. */
-export function ModerationPage() {
+/** `userId`: the user named in the address (#/moderation/user_…), opened at once. */
+export function ModerationPage({ userId = null }: { userId?: string | null }) {
   const { authedCall } = useSession();
   const [results, setResults] = useState<LookupUser[] | null>(null);
   const [selected, setSelected] = useState<LookupUser | null>(null);
@@ -55,6 +57,22 @@ export function ModerationPage() {
     if (found) setSelected(found);
   }
 
+  // The address names the open user: a link opens them, Back returns to the previous one.
+  const openRef = useRef(openById);
+  useEffect(() => {
+    openRef.current = openById;
+  });
+  const selectedId = selected?.Id ?? null;
+  useEffect(() => {
+    if (userId && userId !== selectedId) void openRef.current(userId).catch(() => undefined);
+    // Only a change of address opens someone; selecting in the page changes the address first.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [userId]);
+  function select(user: LookupUser | null): void {
+    setSelected(user);
+    if (user) navigate('moderation', user.Id);
+  }
+
   return (
     <div className="page">
       <header className="page-header">
@@ -70,9 +88,9 @@ export function ModerationPage() {
         selectedId={selected?.Id ?? null}
         onResults={(users) => {
           setResults(users);
-          setSelected(users.length === 1 ? (users[0] ?? null) : null);
+          select(users.length === 1 ? (users[0] ?? null) : null);
         }}
-        onSelect={setSelected}
+        onSelect={select}
       />
 
       {selected ? (
@@ -92,7 +110,7 @@ export function ModerationPage() {
         filter={filter}
         onFilter={setFilter}
         version={logVersion}
-        onOpenTarget={(id) => void openById(id).catch(() => undefined)}
+        onOpenTarget={(id) => navigate('moderation', id)}
       />
     </div>
   );

@@ -136,7 +136,7 @@ export function UserPanel({ user, onUpdated, onShowLog }: UserPanelProps) {
           <dt>Warning</dt>
           <dd data-testid="mod-warn-state">
             {user.WarnStatus.isWarned
-              ? `Warned ${user.WarnStatus.TimeWarned > 0 ? formatRelative(user.WarnStatus.TimeWarned, now) : ''}`
+              ? `Warned ${user.WarnStatus.TimeWarned > 0 ? formatRelative(Math.min(user.WarnStatus.TimeWarned, now / 1000), now) : ''}`
               : 'No active warning'}
             {user.WarnStatus.isWarned && user.WarnStatus.WarnReason ? (
               <span className="fact-note">Reason: {user.WarnStatus.WarnReason}</span>

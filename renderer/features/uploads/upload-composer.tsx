@@ -536,7 +536,7 @@ function buildHint(existing: AvatarMetaDto | WorldMetaDto, platform: BuildPlatfo
   const others = effect.others.length > 0 ? ` The ${effect.others.join(' and ')} build stays.` : '';
   return effect.kind === 'replace'
     ? `Replaces its ${effect.platform} build; the old one is deleted.${others}`
-    : `Adds a ${effect.platform} build.${others}`;
+    : `Adds ${/^[aeiou]/i.test(effect.platform) ? 'an' : 'a'} ${effect.platform} build.${others}`;
 }
 
 function FileSummary({ draft, error }: { draft: Draft; error: string | undefined }) {

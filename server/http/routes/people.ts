@@ -1,0 +1,48 @@
+import type Router from '@koa/router';
+import {
+  ChangeOwnPasswordRequest,
+  GetUsersRequest,
+  ResetUserPasswordRequest,
+  SentInviteRequestsRequest,
+  type GetUsersResult,
+} from '../../protocol/people.js';
+import type { HostCore } from '../../host.js';
+import { createPasswordAdmin } from '../../services/password-admin.js';
+import { parse, reply } from '../envelope.js';
+
+/** Issue 18's additions for people: batch public views, sent invite requests, password help. */
+export function peopleRoutes(router: Router, core: HostCore): void {
+  const { accounts, users, invites } = core;
+  const passwordAdmin = createPasswordAdmin({ accounts, users, passwords: core.passwords });
+
+  router.post('/getUsers', (ctx) => {
+    const { userids } = parse(GetUsersRequest, ctx.request.body);
+    const result: GetUsersResult = { Users: [], NotFound: [] };
+    for (const id of new Set(userids)) {
+      const user = users.get(id);
+      if (user) result.Users.push(accounts.publicView(user));
+      else result.NotFound.push(id);
+    }
+    reply(ctx, 'Got users', { ...result });
+  });
+
+  router.post('/sentInviteRequests', (ctx) => {
+    const input = parse(SentInviteRequestsRequest, ctx.request.body);
+    const user = accounts.requireUser(input.userid, input.tokenContent);
+    reply(ctx, 'Got sent invite requests', { InviteRequests: invites.sent(user.Id) });
+  });
+
+  router.post('/changePassword', async (ctx) => {
+    const input = parse(ChangeOwnPasswordRequest, ctx.request.body);
+    const user = accounts.requireUser(input.userid, input.tokenContent, 'Failed to change password!');
+    await passwordAdmin.changeOwn(user, input.currentPassword, input.newPassword);
+    reply(ctx, 'Changed password! Every session was signed out.');
+  });
+
+  router.post('/resetUserPassword', async (ctx) => {
+    const input = parse(ResetUserPasswordRequest, ctx.request.body);
+    const actor = accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
+    const target = await passwordAdmin.resetFor(actor, input.targetUserId, input.newPassword);
+    reply(ctx, `Reset the password of ${target.Username}. Their sessions were signed out.`);
+  });
+}

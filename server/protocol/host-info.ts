@@ -1,0 +1,48 @@
+import { AuthRequest } from './schemas.js';
+
+/** `GET uploadRules`: every rule the host applies to an upload's file and details, before a byte is sent. */
+export interface UploadRulesDto {
+  /** Image and icon URLs must be on one of these domains (or on this host itself). */
+  allowedImageDomains: string[];
+  /** The hosts that count as this host for image URLs (`host:port`). */
+  localHosts: string[];
+  maxFileBytes: number;
+  /** Allowed extensions, lowercased with their dot, and the upload type each means. */
+  extensions: Record<string, number>;
+  nameMax: number;
+  descriptionMax: number;
+  tagsMax: number;
+  tagMax: number;
+  iconsMax: number;
+  /** 0 Windows, 1 Android. */
+  buildPlatforms: number[];
+}
+
+/** `hostStatus` (owner and admins): what the Host screen shows in any window. */
+export const HostStatusRequest = AuthRequest;
+
+export interface HostStatusDto {
+  /** The address the host is bound to (`127.0.0.1`, `0.0.0.0`...). */
+  bindHost: string;
+  port: number;
+  /** True when bound to this machine only: other machines cannot connect. */
+  localOnly: boolean;
+  /** What to do to open the host to the LAN, when `localOnly`. */
+  openToLan: string | null;
+  /** Addresses to share with players on the LAN. */
+  lanUrls: string[];
+  /** Users with at least one open socket. */
+  connectedUsers: Array<{ Id: string; Username: string; sockets: number }>;
+  requireInviteCode: boolean;
+}
+
+/** Bound to this machine only: loopback addresses. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** The one sentence the CLI and the Host screen both say when bound to loopback. */
+export const OPEN_TO_LAN_HINT =
+  'Only this computer can connect: the host is bound to 127.0.0.1. To let other machines on the LAN in, ' +
+  'start it with --host 0.0.0.0 (or choose "Local network" as the bind address in the desktop Host screen) and allow ' +
+  'the port through the firewall.';

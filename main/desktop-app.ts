@@ -119,10 +119,13 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   Menu.setApplicationMenu(Menu.buildFromTemplate(applicationMenuTemplate({ packaged, platform })));
   const preferencesFile = createPreferencesFile(join(userData, PREFERENCES_FILE_NAME));
   let preferences = await preferencesFile.load();
+  // Saves run one after another (the last change is the one on disk) and quitting waits for them.
+  let preferencesSaved: Promise<void> = Promise.resolve();
   const savePreferences = (patch: Partial<DesktopPreferences>): void => {
     preferences = { ...preferences, ...patch };
-    preferencesFile
-      .save(preferences)
+    const snapshot = preferences;
+    preferencesSaved = preferencesSaved
+      .then(() => preferencesFile.save(snapshot))
       .catch((error: unknown) => log.warn({ err: error }, 'cannot save preferences'));
   };
   const settingsFile = createHostSettingsFile(join(userData, HOST_SETTINGS_FILE_NAME), defaultHostSettings());
@@ -458,6 +461,7 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
       tray?.destroy();
       disposeIpc();
       await controller.close();
+      await preferencesSaved;
       log.flush();
     })();
     return shutdownPromise;

@@ -9,6 +9,7 @@ import type { HostState } from '../../server/protocol/host-bridge.js';
 import { startDesktopApp, type DesktopApp, type DesktopAppOptions } from '../../main/desktop-app.js';
 import { inProcessHost } from '../../main/host-controller.js';
 import { HOST_SETTINGS_FILE_NAME } from '../../main/host-settings-file.js';
+import { PREFERENCES_FILE_NAME } from '../../main/desktop-preferences.js';
 import { HOST_CHANNELS, HOST_NAVIGATE_EVENT, HOST_STATE_EVENT } from '../../main/ipc-channels.js';
 import { fake, ipcEvent, type FakeBrowserWindow } from './fake-electron.js';
 
@@ -402,6 +403,18 @@ describe('desktop app', () => {
     app.trayActions.setPreference('notifyInviteRequests', false);
     app.showNotice(notice);
     expect(fake.notifications).toHaveLength(1);
+  });
+
+  it('keeps a preference changed just before quitting', async () => {
+    const app = await launch();
+    app.trayActions.setPreference('notifyInviteRequests', false);
+    app.trayActions.setPreference('notifyFriendRequests', false);
+    await app.shutdown();
+    const saved = JSON.parse(await readFile(join(dir, PREFERENCES_FILE_NAME), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(saved).toMatchObject({ notifyInviteRequests: false, notifyFriendRequests: false });
   });
 
   it('takes the signed-in user from the page and refuses a malformed one', async () => {

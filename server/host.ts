@@ -20,6 +20,7 @@ import {
 } from './services/game-servers.js';
 import { createInstancesService, type InstancesService } from './services/instances.js';
 import { createAssetTokens, type AssetTokens } from './services/asset-tokens.js';
+import { createAssetAccess, type AssetAccess } from './services/asset-access.js';
 import { createAvatarSharing } from './services/avatar-sharing.js';
 import { createBuildsService, type BuildsService } from './services/builds.js';
 import { createInviteCodes, INVITE_CODES, type InviteCodes } from './services/invite-codes.js';
@@ -110,6 +111,8 @@ export interface HostCore {
   search: SearchService;
   popularity: PopularityService;
   assetTokens: AssetTokens;
+  /** Who may read the whole meta of an OwnerOnly avatar or world. */
+  assetAccess: AssetAccess;
   inviteCodes: InviteCodes;
   /** Client builds, as plain files under `<dataDir>/builds/` (SPEC section 8). */
   builds: BuildsService;
@@ -229,9 +232,11 @@ export async function openHost(
       maxFileBytes: config.uploads.maxFileBytes,
     });
     await builds.init();
+    let assetAccess: AssetAccess | null = null;
     const instances = createInstancesService({
       ...deps,
       onInstanceOpened: (worldId) => popularity.use('world', worldId),
+      onAssetTokenDelivered: (userId, worldId, token) => assetAccess?.delivered(worldId, userId, token),
       notifier: hub,
       gameServers: hub,
       world: uploads.world,
@@ -239,7 +244,7 @@ export async function openHost(
       requestTimeoutMs: config.instances.requestTimeoutMs,
     });
     hub.inWorld = instances.isInWorld;
-    hub.allowAnyGameServer = config.allowAnyGameServer;
+    assetAccess = createAssetAccess({ clock, assetTokens, presence: hub, instances });
     const moderation = createModerationService({
       ...deps,
       log: moderationLog,
@@ -262,6 +267,7 @@ export async function openHost(
       search,
       popularity,
       assetTokens,
+      assetAccess,
       inviteCodes,
       builds,
       requireInviteCode,

@@ -78,10 +78,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     result: 'otpauth_url',
   },
   'POST /verify2fa': { tag: 'Accounts', summary: 'Confirm 2FA with a code', body: S.Verify2faRequest },
-  'POST /remove2fa': { tag: 'Accounts', summary: 'Turn 2FA off', body: S.AuthRequest },
+  'POST /remove2fa': {
+    tag: 'Accounts',
+    summary:
+      'Turn 2FA off; needs currentPassword and the current 2FA code (twofacode), not the session alone',
+    body: S.Remove2faRequest,
+  },
   'POST /resetPassword': {
     tag: 'Accounts',
-    summary: 'Change your password while signed in (every session ends); by email: not configured',
+    summary:
+      'Change your password while signed in, with currentPassword (and twofacode when 2FA is on); every session ends. By email: not configured',
     body: S.ChangePasswordRequest,
   },
   'POST /sendVerificationEmail': {
@@ -199,7 +205,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /changePassword': {
     tag: 'Accounts',
-    summary: 'Change your own password (the current one required); signs out every session',
+    summary:
+      'Change your own password (currentPassword required, and twofacode when 2FA is on); signs out every session',
     body: P.ChangeOwnPasswordRequest,
   },
   'POST /resetUserPassword': {
@@ -239,7 +246,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /moderation': {
     tag: 'Moderation',
-    summary: 'A moderation action on a user of lower rank (Moderator and above)',
+    summary:
+      'A moderation action on a user of lower rank (Moderator and above); deletefile takes fileId (a file of the target)',
     body: S.ModerationRequest,
     result: 'ModerationState, LogEntry',
   },
@@ -284,38 +292,52 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'GET /file/:userid/:fileid/:filetoken': {
     tag: 'Files',
-    summary: 'Download an OwnerOnly build with an asset token, or a server script as a connected game server',
+    summary: 'Download an OwnerOnly build with an asset token (server scripts: use the game-server route)',
     binary: true,
   },
   'GET /file/:userid/:fileid/:gameServerId/:gameServerToken': {
     tag: 'Files',
-    summary: 'Download a server script as a game server',
+    summary:
+      'Download a server script as the game server hosting an instance of a world that uses it, with the id and token it got in sendauth',
     binary: true,
   },
   'GET /filemeta/:userid/:fileid': { tag: 'Files', summary: 'A file\u2019s UploadData', result: 'FileMeta' },
   'GET /meta/avatar/:id': {
     tag: 'Files',
-    summary: 'An avatar\u2019s meta with its per-platform builds',
+    summary:
+      'An avatar\u2019s meta with its per-platform builds; an OwnerOnly one has Builds [] except for its owner (X-Hypernex-UserId and X-Hypernex-Token headers) and who may use it',
+    result: 'Meta',
+  },
+  'GET /meta/avatar/:id/:assetToken': {
+    tag: 'Files',
+    summary: 'An avatar\u2019s whole meta for the holder of a live asset token of it',
     result: 'Meta',
   },
   'GET /meta/world/:id': {
     tag: 'Files',
-    summary: 'A world\u2019s meta with its per-platform builds',
+    summary:
+      'A world\u2019s meta with its per-platform builds and server scripts; an OwnerOnly one has Builds [] except for its owner and who may use it',
+    result: 'Meta',
+  },
+  'GET /meta/world/:id/:assetToken': {
+    tag: 'Files',
+    summary: 'A world\u2019s whole meta for the holder of a live asset token of it',
     result: 'Meta',
   },
   'POST /remove/avatar': {
     tag: 'Files',
-    summary: 'Delete an avatar (owner or moderator)',
+    summary: 'Delete an avatar: yours, or as moderation (owner ranked below you; logged)',
     body: S.RemoveAvatarRequest,
   },
   'POST /remove/world': {
     tag: 'Files',
-    summary: 'Delete a world (owner or moderator)',
+    summary: 'Delete a world: yours, or as moderation (owner ranked below you; logged)',
     body: S.RemoveWorldRequest,
   },
   'POST /remove/file': {
     tag: 'Files',
-    summary: 'Delete a media or script file no build uses',
+    summary:
+      'Delete a media or script file no build of its owner uses: yours, or as moderation (owner ranked below you; logged)',
     body: S.RemoveFileRequest,
   },
   'POST /getMyContent': {

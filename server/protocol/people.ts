@@ -17,10 +17,14 @@ export interface GetUsersResult {
   NotFound: string[];
 }
 
-/** `changePassword`: a signed-in user changes their own password; the current one is required. */
+/**
+ * `changePassword`: a signed-in user changes their own password; the current one is required (and the 2FA code
+ * when 2FA is on).
+ */
 export const ChangeOwnPasswordRequest = AuthRequest.extend({
   currentPassword: z.string().max(4096),
   newPassword: z.string().max(4096),
+  twofacode: z.string().max(32).optional(),
 });
 
 /** `resetUserPassword`: the owner or an admin sets a new password for a user ranked below them. */

@@ -104,10 +104,22 @@ export type TargetRequest = z.infer<typeof TargetRequest>;
 
 export const Verify2faRequest = AuthRequest.extend({ code: z.string().min(1).max(32) });
 
-export const ChangePasswordRequest = z.object({
-  userid: id,
-  tokenContent: token,
+/**
+ * What confirms that the person holding a session is the account's owner, for changes a stolen session must not
+ * make (remove2fa, resetPassword and changePassword): the current password, and the 2FA code when 2FA is on.
+ * Optional here so a missing one gets its own clear refusal (CONFIRMATION_REQUIRED).
+ */
+export const IdentityConfirmation = z.object({
+  currentPassword: z.string().max(4096).optional(),
+  twofacode: z.string().max(32).optional(),
+});
+export type IdentityConfirmation = z.infer<typeof IdentityConfirmation>;
+
+export const Remove2faRequest = AuthRequest.extend(IdentityConfirmation.shape);
+
+export const ChangePasswordRequest = AuthRequest.extend({
   newPassword: z.string().max(4096),
+  ...IdentityConfirmation.shape,
 });
 
 const pronounId = z.number().int().min(PRONOUN_ID_MIN).max(PRONOUN_ID_MAX);
@@ -209,6 +221,7 @@ export const MODERATION_ACTIONS = [
   'unbanuser',
   'deleteavatar',
   'deleteworld',
+  'deletefile',
 ] as const;
 export type ModerationAction = (typeof MODERATION_ACTIONS)[number];
 
@@ -231,6 +244,7 @@ export const ModerationFields = {
   unbanuser: z.object({}),
   deleteavatar: z.object({ avatarId: id }),
   deleteworld: z.object({ worldId: id }),
+  deletefile: z.object({ fileId: id }),
 } as const;
 
 export const ModerationLogRequest = AuthRequest.extend({

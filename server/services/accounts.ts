@@ -77,6 +77,16 @@ export interface AccountsService {
   enable2fa(user: StoredUser): Promise<string>;
   verify2fa(user: StoredUser, code: string): Promise<boolean>;
   remove2fa(user: StoredUser): Promise<void>;
+  /**
+   * Refuses unless `proof` shows the account's owner is the one asking (the current password, and the current 2FA
+   * code when 2FA is on), so a stolen session cannot take the account over. Wrong passwords are throttled per user
+   * as sign-ins are. `what` names the action in messages ("remove 2FA").
+   */
+  confirmIdentity(
+    user: StoredUser,
+    proof: { currentPassword?: string; twofacode?: string },
+    what: string,
+  ): Promise<void>;
   changePassword(user: StoredUser, newPassword: string): Promise<void>;
 }
 
@@ -440,6 +450,50 @@ export function createAccountsService(
         });
         return true;
       });
+    },
+
+    async confirmIdentity(user, proof, what) {
+      const key = `confirm|${user.Id}`;
+      const wait = throttle.retryAfter(key);
+      if (wait > 0) {
+        throw new AppError(
+          ErrorCode.RATE_LIMITED,
+          `Failed to ${what}! Too many wrong passwords. Try again in ${wait} seconds.`,
+          undefined,
+          { retryAfter: wait },
+        );
+      }
+      const twoFactor = user.is2FAVerified && user.TwoFA !== null;
+      const missing: Record<string, string> = {};
+      if (!proof.currentPassword) missing.currentPassword = 'Enter your current password';
+      if (twoFactor && !proof.twofacode?.trim())
+        missing.twofacode = 'Enter the code from your authenticator app';
+      if (Object.keys(missing).length > 0) {
+        throw new AppError(
+          ErrorCode.CONFIRMATION_REQUIRED,
+          `Failed to ${what}! Confirm it is you: send your current password (currentPassword)${
+            twoFactor ? ' and the code from your authenticator app (twofacode)' : ''
+          }.`,
+          missing,
+        );
+      }
+      if (!(await passwords.verify(user.HashedPassword, proof.currentPassword!))) {
+        throttle.fail(key);
+        throw new AppError(
+          ErrorCode.INCORRECT_CREDENTIALS,
+          `Failed to ${what}! The current password is wrong.`,
+          {
+            currentPassword: 'Not your current password',
+          },
+        );
+      }
+      if (twoFactor && !checkTotp(user.TwoFA!.base32, proof.twofacode!, clock.now())) {
+        throttle.fail(key);
+        throw new AppError(ErrorCode.INVALID_2FA_CODE, `Failed to ${what}! That 2FA code is not right.`, {
+          twofacode: 'Does not match the current code',
+        });
+      }
+      throttle.succeed(key);
     },
 
     async remove2fa(user) {

@@ -97,16 +97,24 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
 
     /** True when `token` is a live asset token of the avatar or world with id `assetId`. */
     allows(assetId: string, token: string): boolean {
-      const found = assetOf(assetId);
-      if (!found) return false;
-      const given = sha256(token);
-      let ok = false;
-      for (const stored of live(found.asset)) {
-        if (hashMatches(stored.hash, given)) ok = true;
-      }
-      return ok;
+      return expiryOf(assetId, token) > 0;
     },
+
+    /** When the live asset token `token` of `assetId` expires (Unix seconds); 0 when it is not one. */
+    expiryOf,
   };
+
+  function expiryOf(assetId: string, token: string): number {
+    const found = assetOf(assetId);
+    if (!found) return 0;
+    const given = sha256(token);
+    let expiry = 0;
+    // Every stored token is compared, in constant time each: no early exit on a match.
+    for (const stored of live(found.asset)) {
+      if (hashMatches(stored.hash, given)) expiry = stored.dateExpire;
+    }
+    return expiry;
+  }
 }
 
 export type AssetTokens = ReturnType<typeof createAssetTokens>;

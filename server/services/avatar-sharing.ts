@@ -1,5 +1,6 @@
 import { ShareAvatarRefusal, type SharedAvatarTokenDto } from '../protocol/socket.js';
 import type { UsersRepo } from '../store/users.js';
+import type { AssetAccess } from './asset-access.js';
 import type { AssetTokens } from './asset-tokens.js';
 import type { Presence } from './context.js';
 import type { UploadsService } from './uploads.js';
@@ -25,6 +26,8 @@ export function createAvatarSharing(deps: {
   presence: Presence;
   uploads: Pick<UploadsService, 'avatar'>;
   assetTokens: Pick<AssetTokens, 'allows'>;
+  /** Told of every token handed on, so the target may read the avatar's whole meta while it lasts. */
+  assetAccess?: Pick<AssetAccess, 'delivered'>;
 }) {
   const { users, presence, uploads, assetTokens } = deps;
   return {
@@ -48,6 +51,7 @@ export function createAvatarSharing(deps: {
         return refuse(ShareAvatarRefusal.INVALID_ASSET_TOKEN);
       if (target.BlockedUsers.includes(fromUserId)) return refuse(ShareAvatarRefusal.BLOCKED);
       if (!presence.isConnected(target.Id)) return refuse(ShareAvatarRefusal.OFFLINE);
+      deps.assetAccess?.delivered(asked.avatarId, target.Id, asked.avatarToken);
       return { ok: true, shared: { fromUserId, ...asked } };
     },
   };

@@ -44,6 +44,8 @@ export function createInstancesService(
     requestTimeoutMs: number;
     /** Called when an instance of a world opens (popularity counts it). */
     onInstanceOpened?: (worldId: string) => void;
+    /** Called when an invite hands `userId` an asset token for `worldId` (server/services/asset-access.ts). */
+    onAssetTokenDelivered?: (userId: string, worldId: string, assetToken: string) => void;
   },
 ) {
   const { users, ids, notifier, gameServers } = deps;
@@ -163,6 +165,31 @@ export function createInstancesService(
     },
 
     instance: (instanceId: string) => instances.get(instanceId),
+
+    /** Whether `gameServerId` holds an instance of `worldId` (from its claim on, ready or not). */
+    hostsWorld(gameServerId: string, worldId: string): boolean {
+      for (const instanceId of byGameServer.get(gameServerId) ?? []) {
+        if (instances.get(instanceId)?.WorldId === worldId) return true;
+      }
+      return false;
+    },
+
+    /** Whether `userId` is in a live instance of `worldId`. */
+    inInstanceOfWorld(userId: string, worldId: string): boolean {
+      for (const instanceId of membership.get(userId) ?? []) {
+        if (instances.get(instanceId)?.WorldId === worldId) return true;
+      }
+      return false;
+    },
+
+    /** Whether `userId` and `otherUserId` are both in one live instance. */
+    shareInstance(userId: string, otherUserId: string): boolean {
+      const mine = membership.get(userId);
+      const theirs = membership.get(otherUserId);
+      if (!mine || !theirs) return false;
+      for (const instanceId of mine) if (theirs.has(instanceId)) return true;
+      return false;
+    },
 
     requestNew(userId: string, args: Args): void {
       const fail = (reason: InstanceRefusal) =>
@@ -393,13 +420,15 @@ export function createInstancesService(
       if (target.Bio.Status === Status.DoNotDisturb) return fail(InstanceRefusal.DO_NOT_DISTURB);
       if (!mayInvite(instance, target.Id, senderId)) return fail(InstanceRefusal.NOT_ALLOWED);
       if (!instance.InvitedUsers.includes(target.Id)) instance.InvitedUsers.push(target.Id);
+      const assetToken = typeof args.assetToken === 'string' ? args.assetToken.slice(0, 500) : '';
       notifier.send(target.Id, 'gotinvite', {
         fromUserId: senderId,
         toGameServerId: gameServerId,
         toInstanceId: instanceId,
         worldId: instance.WorldId,
-        assetToken: typeof args.assetToken === 'string' ? args.assetToken.slice(0, 500) : '',
+        assetToken,
       });
+      if (assetToken) deps.onAssetTokenDelivered?.(target.Id, instance.WorldId, assetToken);
       notifier.send(senderId, 'sentinvite', { targetUserId: target.Id, instanceId });
       // The sender answered the target's request for an invite, if there was one.
       void deps.invites.markAnswered(senderId, target.Id);

@@ -71,6 +71,8 @@ export const logKeyOf = (entry: ModerationLogEntry): LogKey => ({
 export interface ContentRemover {
   /** Stages the removal in `t`; the files to delete once it is durable, or null when there is no such asset. */
   deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): StoredFile[] | null;
+  /** Stages removing `ownerId`'s file `fileId` (refusing one in use); null when there is no such file. */
+  deleteFileIn(t: Tx, fileId: string, ownerId: string): StoredFile[] | null;
   removeFiles(files: StoredFile[]): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ const SUCCESS: Record<ModerationAction, string> = {
   unbanuser: 'Done!',
   deleteavatar: 'Removed avatar!',
   deleteworld: 'Removed world!',
+  deletefile: 'Deleted file!',
 };
 
 export function createModerationService(
@@ -272,6 +275,9 @@ export function createModerationService(
         }
         return { after, fields: { worldId } };
       }
+      case 'deletefile':
+        // Whether the file is the target's is checked where it is removed, in the same commit.
+        return { after, fields: { fileId: input.fileId as string } };
     }
   }
 
@@ -378,7 +384,15 @@ export function createModerationService(
             after,
           };
           let doomed: StoredFile[] | null = null;
-          if (known === 'deleteavatar' || known === 'deleteworld') {
+          if (known === 'deletefile') {
+            doomed = deps.content?.deleteFileIn(t, fields.fileId as string, target.Id) ?? null;
+            if (!doomed) {
+              fail(
+                ErrorCode.FILE_NOT_FOUND,
+                `Failed to delete file! ${target.Username} has no file ${fields.fileId as string}.`,
+              );
+            }
+          } else if (known === 'deleteavatar' || known === 'deleteworld') {
             doomed =
               deps.content?.deleteAssetIn(
                 t,

@@ -3,7 +3,6 @@ import { Rank } from '../protocol/enums.js';
 import { AppError } from '../errors.js';
 import type { StoredUser } from '../store/users.js';
 import type { AccountsService } from './accounts.js';
-import type { PasswordHasher } from './passwords.js';
 
 /**
  * Password help without email (issue 18): a signed-in user changes their own password with the current one, and
@@ -11,22 +10,18 @@ import type { PasswordHasher } from './passwords.js';
  * everywhere (accounts.changePassword).
  */
 export function createPasswordAdmin(deps: {
-  accounts: Pick<AccountsService, 'changePassword'>;
+  accounts: Pick<AccountsService, 'changePassword' | 'confirmIdentity'>;
   users: { get(id: string): StoredUser | undefined };
-  passwords: Pick<PasswordHasher, 'verify'>;
 }) {
-  const { accounts, users, passwords } = deps;
+  const { accounts, users } = deps;
   return {
-    async changeOwn(user: StoredUser, currentPassword: string, newPassword: string): Promise<void> {
-      if (!(await passwords.verify(user.HashedPassword, currentPassword))) {
-        throw new AppError(
-          ErrorCode.INCORRECT_CREDENTIALS,
-          'Failed to change password! The current password is wrong.',
-          {
-            currentPassword: 'Not your current password',
-          },
-        );
-      }
+    /** The current password (and the 2FA code when 2FA is on) confirms it is the owner, not a stolen session. */
+    async changeOwn(
+      user: StoredUser,
+      proof: { currentPassword: string; twofacode?: string },
+      newPassword: string,
+    ): Promise<void> {
+      await accounts.confirmIdentity(user, proof, 'change password');
       await accounts.changePassword(user, newPassword);
     },
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
-import { Publicity, Rank, UploadType } from '../protocol/enums.js';
+import { Publicity, UploadType } from '../protocol/enums.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { fieldErrorsOf } from '../protocol/schemas.js';
 import {
@@ -285,6 +285,47 @@ export function createUploadsService(
     return last && /^file_[0-9a-f-]{36}$/.test(last) ? last : null;
   }
 
+  /** The owner and file id of a `.../file/<userId>/<fileId>` URL, or null. */
+  function fileRefOfUrl(url: string): { userId: string; fileId: string } | null {
+    const parts = url.split(/[?#]/)[0]!.split('/').filter(Boolean);
+    const [marker, userId, fileId] = parts.slice(-3);
+    if (marker !== 'file' || !userId || !fileId || fileIdOfUrl(fileId) === null) return null;
+    return { userId, fileId };
+  }
+
+  /**
+   * Pinning rule: a world lists only its owner's own server scripts, so nobody can keep someone else's file from
+   * being deleted by listing it. The worlds of `ownerId` whose builds use the script `fileId` (worlds stored before
+   * this rule may list others' scripts: those never count).
+   */
+  function ownWorldsUsing(fileId: string, ownerId: string, read: (id: string) => WorldMetaDto | undefined) {
+    return [...(scriptUsers.get(fileId) ?? [])].filter((worldId) => read(worldId)?.OwnerId === ownerId);
+  }
+
+  /** Refuses (as a meta error) a server script URL that is not a script file `owner` uploaded here. */
+  function checkOwnScripts(
+    urls: readonly string[],
+    owner: StoredUser,
+    read: (id: string) => StoredFile | undefined,
+  ): void {
+    const fields: Record<string, string> = {};
+    urls.forEach((url, i) => {
+      const ref = fileRefOfUrl(url);
+      const record = ref ? read(ref.fileId) : undefined;
+      if (
+        !ref ||
+        ref.userId !== owner.Id ||
+        !record ||
+        record.UserId !== owner.Id ||
+        record.UploadType !== UploadType.ServerScript
+      ) {
+        fields[`worldMeta.ServerScripts.${i}`] =
+          'must be the address of a server script (.js or .lua) you uploaded to this host';
+      }
+    });
+    if (Object.keys(fields).length > 0) throw invalidMeta('World', '', fields);
+  }
+
   function pathOf(file: Pick<StoredFile, 'UserId' | 'FileName'>): string {
     return join(filesDir, file.UserId, file.FileName);
   }
@@ -340,6 +381,7 @@ export function createUploadsService(
       checkUrls(fields, `worldMeta.ServerScripts.${i}`, url, false, true),
     );
     if (Object.keys(fields).length > 0) throw invalidMeta('World', '', fields);
+    checkOwnScripts(parsed.data.ServerScripts, user, (id) => files.get(id));
     checkOwnership('world', parsed.data.Id, user);
     return parsed.data;
   }
@@ -519,6 +561,8 @@ export function createUploadsService(
     };
     const { world, replaced } = await store.tx((t) => {
       const fileRepo = t.repo<StoredFile>(FILES);
+      // Checked again in the commit: a script may have been deleted since the meta was validated.
+      checkOwnScripts(meta.ServerScripts, user, (id) => fileRepo.get(id));
       fileRepo.put(record.FileId, record);
       let replaced: StoredFile[] = [];
       let world: WorldMetaDto;
@@ -680,7 +724,11 @@ export function createUploadsService(
     const scriptIds =
       kind === 'world'
         ? (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)).filter(
-            (fid): fid is string => fid !== null && (scriptUsers.get(fid)?.size ?? 0) <= 1,
+            (fid): fid is string =>
+              fid !== null &&
+              ownWorldsUsing(fid, asset.OwnerId, (w) => t.repo<WorldMetaDto>(WORLDS).get(w)).every(
+                (w) => w === id,
+              ),
           )
         : [];
     const doomed = [...asset.Builds.map((b) => b.FileId), ...scriptIds]
@@ -700,6 +748,32 @@ export function createUploadsService(
       contentVersion++;
     });
     return doomed;
+  }
+
+  /**
+   * Removes the record of `ownerId`'s file `fileId` in transaction `t`, refusing a build file (remove its avatar
+   * or world instead) and a server script one of the owner's worlds uses. Returns the file to delete from disk
+   * once the commit is durable, or null when `ownerId` has no such file.
+   */
+  function deleteFileIn(t: Tx, fileId: string, ownerId: string): StoredFile[] | null {
+    const repo = t.repo<StoredFile>(FILES);
+    const record = repo.get(fileId);
+    if (!record || record.UserId !== ownerId) return null;
+    const build = buildOf.get(fileId);
+    if (build) {
+      throw new AppError(
+        ErrorCode.FILE_IN_USE,
+        `Failed to delete file! It is a build of ${build.kind} ${build.id}; remove the ${build.kind} instead.`,
+      );
+    }
+    if (ownWorldsUsing(fileId, ownerId, (w) => t.repo<WorldMetaDto>(WORLDS).get(w)).length > 0) {
+      throw new AppError(
+        ErrorCode.FILE_IN_USE,
+        'Failed to delete file! A world build uses this server script.',
+      );
+    }
+    repo.remove(fileId);
+    return [record];
   }
 
   async function deleteAsset(kind: 'avatar' | 'world', id: string): Promise<boolean> {
@@ -984,53 +1058,36 @@ export function createUploadsService(
     deleteAvatar: (id: string) => deleteAsset('avatar', id),
     deleteWorld: (id: string) => deleteAsset('world', id),
 
-    /** remove/avatar and remove/world: the owner or a moderator. */
-    async removeAsset(caller: StoredUser, kind: 'avatar' | 'world', id: string): Promise<void> {
+    /**
+     * remove/avatar and remove/world by the owner. Someone else's content is moderation
+     * (server/services/content-removal.ts): ranks checked and logged.
+     */
+    async removeOwnAsset(caller: StoredUser, kind: 'avatar' | 'world', id: string): Promise<void> {
       const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
-      const label = kind === 'avatar' ? 'avatar' : 'world';
       if (!asset)
-        throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${label}! It does not exist.`);
-      if (asset.OwnerId !== caller.Id && caller.Rank < Rank.Moderator) {
-        throw new AppError(
-          ErrorCode.NOT_OWNER,
-          `Failed to remove ${label}! Only its owner or a moderator can.`,
-        );
+        throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${kind}! It does not exist.`);
+      if (asset.OwnerId !== caller.Id) {
+        throw new AppError(ErrorCode.NOT_OWNER, `Failed to remove ${kind}! It is not yours.`);
       }
       if (!(await deleteAsset(kind, id)))
-        throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${label}!`);
+        throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${kind}!`);
     },
 
-    /** remove/file: a media or script file of yours (or any, for a moderator) that no build uses. */
-    async removeFile(caller: StoredUser, fileId: string): Promise<void> {
-      const record = files.get(fileId);
-      if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to delete file! It does not exist.');
-      if (record.UserId !== caller.Id && caller.Rank < Rank.Moderator) {
-        throw new AppError(ErrorCode.NOT_OWNER, 'Failed to delete file! It is not yours.');
-      }
-      const build = buildOf.get(fileId);
-      if (build) {
-        throw new AppError(
-          ErrorCode.FILE_IN_USE,
-          `Failed to delete file! It is a build of ${build.kind} ${build.id}; remove the ${build.kind} instead.`,
-        );
-      }
-      if ((scriptUsers.get(fileId)?.size ?? 0) > 0) {
-        throw new AppError(
-          ErrorCode.FILE_IN_USE,
-          'Failed to delete file! A world build uses this server script.',
-        );
-      }
+    /** remove/file by the owner: a media or script file of theirs that none of their builds uses. */
+    async removeOwnFile(caller: StoredUser, fileId: string): Promise<void> {
       await serial(fileId, async () => {
-        const removed = await store.tx((t) => {
-          const repo = t.repo<StoredFile>(FILES);
-          if (!repo.get(fileId)) return false;
-          repo.remove(fileId);
-          return true;
-        });
-        if (removed) await removeFiles([record]);
+        const removed = await store.tx((t) => deleteFileIn(t, fileId, caller.Id));
+        if (!removed) {
+          throw new AppError(
+            ErrorCode.FILE_NOT_FOUND,
+            'Failed to delete file! You have no file with that id.',
+          );
+        }
+        await removeFiles(removed);
       });
     },
 
+    fileRecordById: (fileId: string): StoredFile | undefined => files.get(fileId),
     fileRecord(userId: string, fileId: string): StoredFile | undefined {
       const record = files.get(fileId);
       return record && record.UserId === userId ? record : undefined;
@@ -1063,7 +1120,13 @@ export function createUploadsService(
       });
     },
     deleteAssetIn,
+    deleteFileIn,
     removeFiles,
+    /** The worlds of the script's owner whose builds list the server script `fileId`. */
+    worldsUsingScript: (fileId: string): string[] => {
+      const record = files.get(fileId);
+      return record ? ownWorldsUsing(fileId, record.UserId, (w) => worlds.get(w)) : [];
+    },
     filesOf(userId: string): StoredFile[] {
       return [...files.values()]
         .filter((f) => f.UserId === userId)

@@ -19,7 +19,7 @@ import type { GameServerTokens } from '../services/game-servers.js';
 import type { InstancesService } from '../services/instances.js';
 import type { InvitesService } from '../services/invites.js';
 import type { UsersRepo } from '../store/users.js';
-import type { SocketHub } from './hub.js';
+import { normalAddress, type SocketHub } from './hub.js';
 import { TextFrameSender } from './text-frames.js';
 
 export interface SocketDeps {
@@ -32,7 +32,7 @@ export interface SocketDeps {
   users: UsersRepo;
   hub: SocketHub;
   events: HostEvents;
-  ids: { id(prefix: 'gameserver'): string };
+  ids: { id(prefix: 'gameserver'): string; secret(): string };
   clock: { now(): number };
   /** shareavatartoken (reference 8.4); without it the message is ignored. */
   avatarSharing?: AvatarSharing;
@@ -284,11 +284,12 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
           conn.gameServerId = deps.ids.id('gameserver');
           conn.gameServerTokenId = tokenId;
           conn.allowance = limits.messageBurst * GAME_SERVER_RATE_FACTOR;
-          hub.addGameServer(conn.gameServerId, conn.out);
-          send(conn, 'sendauth', {
-            gameServerId: conn.gameServerId,
-            gameServerToken: typeof serverToken === 'string' ? serverToken : '',
-          });
+          // With its id, this is what the server proves itself with to read server scripts over HTTP (its id
+          // alone is public: GET gameServers lists it). A server with a valid token gets it back, as from the
+          // real server; one let in without a token (allowAnyGameServer) gets a secret of its own.
+          const proof = tokenId !== null ? (serverToken as string) : deps.ids.secret();
+          hub.addGameServer(conn.gameServerId, conn.out, proof, normalAddress(conn.remote));
+          send(conn, 'sendauth', { gameServerId: conn.gameServerId, gameServerToken: proof });
           return;
         }
         if (serverToken !== undefined) {
@@ -315,7 +316,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       conn.userId = user.Id;
       conn.token = envelope.tokenContent;
       conn.tokenExpiresAt = accounts.tokenExpiry(user.Id, envelope.tokenContent);
-      const first = hub.add(user.Id, conn.out);
+      const first = hub.add(user.Id, conn.out, normalAddress(conn.remote));
       send(conn, ServerMessage.authenticated, { userId: user.Id });
       if (first) friendStatus(user.Id);
     } else if (envelope.userId !== undefined && envelope.userId !== conn.userId) {

@@ -1,8 +1,22 @@
 import type { Notifier, Presence } from '../services/context.js';
+import { hashMatches, sha256 } from '../services/secrets.js';
 
 /** What the hub needs of a socket: a way to send text and to close. */
 export interface HubSocket {
   send(text: string): void;
+}
+
+interface GameServerEntry {
+  socket: HubSocket;
+  /** SHA-256 (hex) of the token this server was handed in `sendauth`: what it proves itself with over HTTP. */
+  proof: string;
+  address: string;
+}
+
+/** A socket's remote address as both HTTP and ws report it (an IPv4 peer of a dual-stack listener is `::ffff:a.b.c.d`). */
+export function normalAddress(address: string | undefined): string {
+  if (!address) return '';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
 /**
@@ -11,14 +25,21 @@ export interface HubSocket {
  */
 export class SocketHub implements Presence, Notifier {
   readonly #byUser = new Map<string, Set<HubSocket>>();
-  readonly #gameServers = new Map<string, HubSocket>();
-  /** Set from the configuration: game servers may connect without a token. */
-  allowAnyGameServer = false;
+  readonly #gameServers = new Map<string, GameServerEntry>();
+  /** remote address -> user id -> verified sockets of that user from there */
+  readonly #usersAt = new Map<string, Map<string, number>>();
+  readonly #addressOf = new Map<HubSocket, string>();
   /** Set by the instances service: whether a user is in a live instance. */
   inWorld: (userId: string) => boolean = () => false;
 
-  /** Returns true when this is the user's first open socket. */
-  add(userId: string, socket: HubSocket): boolean {
+  /** Returns true when this is the user's first open socket. `address` is where the socket comes from. */
+  add(userId: string, socket: HubSocket, address = ''): boolean {
+    if (address) {
+      this.#addressOf.set(socket, address);
+      let users = this.#usersAt.get(address);
+      if (!users) this.#usersAt.set(address, (users = new Map()));
+      users.set(userId, (users.get(userId) ?? 0) + 1);
+    }
     let set = this.#byUser.get(userId);
     const first = set === undefined;
     if (!set) {
@@ -33,6 +54,15 @@ export class SocketHub implements Presence, Notifier {
   remove(userId: string, socket: HubSocket): boolean {
     const set = this.#byUser.get(userId);
     if (!set || !set.delete(socket)) return false;
+    const address = this.#addressOf.get(socket);
+    if (address !== undefined) {
+      this.#addressOf.delete(socket);
+      const users = this.#usersAt.get(address);
+      const left = (users?.get(userId) ?? 1) - 1;
+      if (left > 0) users?.set(userId, left);
+      else users?.delete(userId);
+      if (users?.size === 0) this.#usersAt.delete(address);
+    }
     if (set.size === 0) {
       this.#byUser.delete(userId);
       return true;
@@ -57,16 +87,31 @@ export class SocketHub implements Presence, Notifier {
     return this.#byUser.keys();
   }
 
-  addGameServer(gameServerId: string, socket: HubSocket): void {
-    this.#gameServers.set(gameServerId, socket);
+  /** The users with a verified socket from `address` (a machine on the LAN, as the socket and HTTP see it). */
+  usersAt(address: string): Iterable<string> {
+    return this.#usersAt.get(address)?.keys() ?? [];
+  }
+
+  /** The game servers connected from `address`. */
+  gameServersAt(address: string): string[] {
+    const out: string[] = [];
+    for (const [id, entry] of this.#gameServers) if (entry.address === address) out.push(id);
+    return out;
+  }
+
+  /** `proofToken` is what the server was told in `sendauth`; only its hash is kept. */
+  addGameServer(gameServerId: string, socket: HubSocket, proofToken: string, address = ''): void {
+    this.#gameServers.set(gameServerId, { socket, proof: sha256(proofToken).toString('hex'), address });
+  }
+
+  /** True when `gameServerId` is connected and `token` is the one it was handed in `sendauth` (constant time). */
+  gameServerProves(gameServerId: string, token: string): boolean {
+    const entry = this.#gameServers.get(gameServerId);
+    return entry !== undefined && token.length > 0 && hashMatches(entry.proof, sha256(token));
   }
 
   removeGameServer(gameServerId: string): void {
     this.#gameServers.delete(gameServerId);
-  }
-
-  gameServerAcceptsAny(): boolean {
-    return this.allowAnyGameServer;
   }
 
   hasGameServer(gameServerId: string): boolean {
@@ -78,7 +123,7 @@ export class SocketHub implements Presence, Notifier {
   }
 
   sendToGameServer(gameServerId: string, message: string, result: Record<string, unknown>): void {
-    this.#gameServers.get(gameServerId)?.send(JSON.stringify({ message, result }));
+    this.#gameServers.get(gameServerId)?.socket.send(JSON.stringify({ message, result }));
   }
 
   /** Sends one message to many users, serialising it once. */

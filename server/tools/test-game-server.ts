@@ -17,6 +17,8 @@ export interface TestGameServerOptions {
   autoClaim?: boolean;
   /** Mark claimed instances ready at once (default true). */
   autoReady?: boolean;
+  /** The local address to connect from (tests stand for other machines with other loopback addresses). */
+  localAddress?: string;
 }
 
 export interface Received {
@@ -26,6 +28,8 @@ export interface Received {
 
 export class TestGameServer extends EventEmitter<{ message: [Received]; close: [number] }> {
   gameServerId = '';
+  /** What the host answered in `sendauth`: with the id, the proof this server fetches server scripts with. */
+  gameServerToken = '';
   readonly received: Received[] = [];
   #ws: WebSocket;
 
@@ -52,7 +56,10 @@ export class TestGameServer extends EventEmitter<{ message: [Received]; close: [
 
   /** Connects and authenticates; resolves once the host answered `sendauth`. */
   static connect(options: TestGameServerOptions): Promise<TestGameServer> {
-    const ws = new WebSocket(options.url.replace(/^http/, 'ws'));
+    const ws = new WebSocket(
+      options.url.replace(/^http/, 'ws'),
+      options.localAddress ? { localAddress: options.localAddress } : {},
+    );
     const server = new TestGameServer(ws, options);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no sendauth from the host')), 5000);
@@ -68,17 +75,19 @@ export class TestGameServer extends EventEmitter<{ message: [Received]; close: [
         if (m.message === 'sendauth') {
           clearTimeout(timer);
           server.gameServerId = String(m.result.gameServerId);
+          server.gameServerToken = String(m.result.gameServerToken ?? '');
           resolve(server);
         }
       });
     });
   }
 
-  /** Sends a game-server message (it carries this server's id, as the real one does). */
+  /** Sends a game-server message (it carries this server's id and token, as the real one does). */
   send(message: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}): void {
     this.#ws.send(
       JSON.stringify({
         gameServerId: this.gameServerId,
+        gameServerToken: this.gameServerToken,
         serverTokenContent: this.options.serverToken,
         message,
         args,

@@ -264,7 +264,7 @@ describe('accounts in a real browser', () => {
     expectNoProblems(tab);
   });
 
-  it('turns on two-factor from the account page and then asks for a code at sign-in', async () => {
+  it('turns on two-factor from the account page, asks for a code at sign-in, and turns off only with the password and a code', async () => {
     const { password } = await makeUser('twofa_user');
     tab = await openTab(browser);
     const { page } = tab;
@@ -295,6 +295,22 @@ describe('accounts in a real browser', () => {
     await code.fill(totp.generate());
     await page.getByRole('button', { name: 'Verify and sign in' }).click();
     await expectSignedInAs(page, 'twofa_user', 'Registered');
+
+    // Turning it off asks who is at the keyboard: the password and a code, not the session alone.
+    await page.getByRole('button', { name: 'Turn off two-factor' }).click();
+    const current = page.getByLabel('Current password', { exact: true });
+    await page.getByRole('button', { name: 'Turn off', exact: true }).click();
+    await expect.poll(() => current.getAttribute('aria-invalid')).toBe('true');
+    await current.fill('Wr0ng-password!');
+    await page.getByLabel('Code from the app').fill(totp.generate());
+    await page.getByRole('button', { name: 'Turn off', exact: true }).click();
+    await expect.poll(() => page.getByText('Not your current password').count()).toBe(1);
+    await page.screenshot({ path: '/tmp/ui-twofa-off.png', fullPage: true });
+    expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(true);
+    await current.fill(password);
+    await page.getByRole('button', { name: 'Turn off', exact: true }).click();
+    await expect.poll(() => page.getByTestId('twofa-state').textContent()).toBe('Off');
+    expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(false);
     expectNoProblems(tab);
   });
 

@@ -297,8 +297,11 @@ describe('uploads in a real browser', { timeout: 60_000 }, () => {
     content = await contentOf(creator);
     const secondAndroid = content.Uploads.find((u) => u.OriginalName === 'robot-android-v2.hna')!;
     expect(secondAndroid.Hash).toBe(md5(newerAndroid));
+    // OwnerOnly now: the whole meta (with builds) is for the owner.
     const { Meta } = await (
-      await fetch(`${host.server.url}/api/v1/meta/avatar/${avatar.Id}`)
+      await fetch(`${host.server.url}/api/v1/meta/avatar/${avatar.Id}`, {
+        headers: { 'x-hypernex-userid': creator.userid, 'x-hypernex-token': creator.tokenContent },
+      })
     )
       .json()
       .then((e: { result: { Meta: AvatarMetaDto } }) => e.result);

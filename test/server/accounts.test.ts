@@ -341,7 +341,15 @@ describe('accounts', () => {
       expect(me.UserData).not.toHaveProperty('TwoFA');
       expect(JSON.stringify(me)).not.toContain(url.searchParams.get('secret')!);
 
-      expectOk(await host.post('remove2fa', { userid: alice.id, tokenContent: alice.token }), 'Removed 2FA!');
+      expectOk(
+        await host.post('remove2fa', {
+          userid: alice.id,
+          tokenContent: alice.token,
+          currentPassword: PASSWORD,
+          twofacode: code(),
+        }),
+        'Removed 2FA!',
+      );
       expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(
         4,
       );
@@ -604,6 +612,7 @@ describe('accounts', () => {
         await host.post('resetPassword', {
           userid: alice.id,
           tokenContent: alice.token,
+          currentPassword: PASSWORD,
           newPassword: 'weak',
         }),
         'WEAK_PASSWORD',
@@ -612,6 +621,7 @@ describe('accounts', () => {
         await host.post('resetPassword', {
           userid: alice.id,
           tokenContent: alice.token,
+          currentPassword: PASSWORD,
           newPassword: 'N3w-Passw0rd',
         }),
         'Reset password!',

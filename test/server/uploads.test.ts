@@ -9,6 +9,7 @@ import {
   signUp,
   startHost,
   type Account,
+  type Answer,
   type TestHost,
   editUser,
 } from './helpers.js';
@@ -167,7 +168,11 @@ describe('uploads', () => {
         ),
       );
       const win2 = (again.UploadData as { FileId: string }).FileId;
-      meta = expectOk(await host.get(`meta/avatar/${avatarId}`)).Meta as Record<string, unknown>;
+      // OwnerOnly now: the owner reads the whole meta (others get it without builds).
+      const asOwner = await host.raw(`meta/avatar/${avatarId}`, {
+        headers: { 'x-hypernex-userid': alice.id, 'x-hypernex-token': alice.token },
+      });
+      meta = expectOk((await asOwner.json()) as Answer).Meta as Record<string, unknown>;
       expect(meta).toMatchObject({ Publicity: 1, Tags: ['new'], Name: 'Bot' });
       expect(meta.Builds).toEqual([
         { FileId: and1, BuildPlatform: 1 },

@@ -4,7 +4,7 @@ import { describeError } from '../../shared/api-client.js';
 import { useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
 import { formatDate } from '../../shared/time.js';
-import { Alert, FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
+import { Alert, FormStatus, PasswordField, SubmitButton, TextField } from '../../shared/ui.js';
 import { PronounsCard } from './pronouns-card.js';
 
 /** Your own account: what the host knows about you, and two-factor sign-in. */
@@ -67,6 +67,13 @@ function TwoFactorCard() {
   const codeForm = useForm({ code: '' }, (v) => ({
     code: /^\d{6}$/.test(v.code.replace(/\s/g, '')) ? undefined : 'Enter the 6-digit code your app shows',
   }));
+  // Turning two-factor off asks who is at the keyboard: a session alone must not do it (a stolen token).
+  const offForm = useForm({ currentPassword: '', twofacode: '' }, (v) => ({
+    currentPassword: v.currentPassword ? undefined : 'Enter your current password',
+    twofacode: /^\d{6}$/.test(v.twofacode.replace(/\s/g, ''))
+      ? undefined
+      : 'Enter the 6-digit code your app shows',
+  }));
 
   async function run(action: () => Promise<void>): Promise<void> {
     setBusy(true);
@@ -88,13 +95,12 @@ function TwoFactorCard() {
       setStep({ kind: 'enrolling', url: otpauth_url, secret: secretOf(otpauth_url) });
     });
 
-  const turnOff = () =>
-    run(async () => {
-      await authedCall('remove2fa', {});
-      setUser((u) => ({ ...u, is2FAVerified: false }));
-      setStep({ kind: 'idle' });
-      setDone('Two-factor sign-in is off.');
-    });
+  const turnOff = offForm.handleSubmit(async ({ currentPassword, twofacode }) => {
+    await authedCall('remove2fa', { currentPassword, twofacode: twofacode.replace(/\s/g, '') });
+    setUser((u) => ({ ...u, is2FAVerified: false }));
+    setStep({ kind: 'idle' });
+    setDone('Two-factor sign-in is off.');
+  });
 
   return (
     <section className="card" aria-labelledby="twofa-title">
@@ -119,28 +125,65 @@ function TwoFactorCard() {
       ) : null}
 
       {step.kind === 'idle' && user.is2FAVerified ? (
-        <button type="button" className="button secondary" onClick={() => setStep({ kind: 'confirmOff' })}>
+        <button
+          type="button"
+          className="button secondary"
+          onClick={() => {
+            offForm.setValue('currentPassword', '');
+            offForm.setValue('twofacode', '');
+            setDone(null);
+            setStep({ kind: 'confirmOff' });
+          }}
+        >
           Turn off two-factor
         </button>
       ) : null}
 
       {step.kind === 'confirmOff' ? (
-        <div className="inline-confirm" role="group" aria-label="Confirm turning off two-factor">
-          <p>Turn off two-factor? Signing in will need only your password.</p>
+        <form
+          className="form inline-confirm"
+          noValidate
+          aria-label="Confirm turning off two-factor"
+          onSubmit={turnOff}
+        >
+          <p>
+            Turn off two-factor? Signing in will need only your password. To confirm it is you, enter your
+            password and a code from your app.
+          </p>
+          <PasswordField
+            label="Current password"
+            name="currentPassword"
+            value={offForm.values.currentPassword}
+            onValueChange={(v) => offForm.setValue('currentPassword', v)}
+            error={offForm.errors.currentPassword}
+            autoComplete="current-password"
+          />
+          <TextField
+            label="Code from the app"
+            name="twofacode"
+            value={offForm.values.twofacode}
+            onValueChange={(v) => offForm.setValue('twofacode', v)}
+            error={offForm.errors.twofacode}
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            maxLength={7}
+            className="code-input"
+          />
           <div className="button-row">
-            <button type="button" className="button danger" disabled={busy} onClick={() => void turnOff()}>
-              {busy ? 'Turning off…' : 'Turn off'}
+            <button type="submit" className="button danger" disabled={offForm.pending}>
+              {offForm.pending ? 'Turning off…' : 'Turn off'}
             </button>
             <button
               type="button"
               className="button ghost"
-              disabled={busy}
+              disabled={offForm.pending}
               onClick={() => setStep({ kind: 'idle' })}
             >
               Keep it on
             </button>
           </div>
-        </div>
+          <FormStatus message={offForm.formError} />
+        </form>
       ) : null}
 
       {step.kind === 'enrolling' ? (

@@ -117,6 +117,7 @@ export const ACTION_LABELS: Record<ModerationAction, string> = {
   unbanuser: 'Unbanned',
   deleteavatar: 'Avatar deleted',
   deleteworld: 'World deleted',
+  deletefile: 'File deleted',
 };
 
 function text(value: unknown): string {
@@ -142,6 +143,8 @@ export function describeEntry(entry: LogEntry): string {
       return text(f.avatarId);
     case 'deleteworld':
       return text(f.worldId);
+    case 'deletefile':
+      return text(f.fileId);
     case 'unbanuser':
     case 'unwarnuser':
       return '';

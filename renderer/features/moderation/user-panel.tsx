@@ -260,6 +260,8 @@ function successText(entry: LogEntry): string {
       return `Deleted avatar ${String(f.avatarId)} of ${name}.`;
     case 'deleteworld':
       return `Deleted world ${String(f.worldId)} of ${name}.`;
+    case 'deletefile':
+      return `Deleted file ${String(f.fileId)} of ${name}.`;
   }
 }
 

@@ -11,6 +11,7 @@ import {
   GetUserRequest,
   IsValidTokenRequest,
   LoginRequest,
+  Remove2faRequest,
   TargetRequest,
   UpdateBioRequest,
   Verify2faRequest,
@@ -137,9 +138,12 @@ export function accountRoutes(
     reply(ctx, 'Verified 2FA!');
   });
 
+  // A session alone does not turn 2FA off or change the password (a stolen token must not take the account
+  // over): the current password, and the 2FA code when 2FA is on, confirm it is the owner.
   router.post('/remove2fa', async (ctx) => {
-    const { userid, tokenContent } = parse(AuthRequest, ctx.request.body);
-    const user = accounts.requireUser(userid, tokenContent);
+    const input = parse(Remove2faRequest, ctx.request.body);
+    const user = accounts.requireUser(input.userid, input.tokenContent);
+    await accounts.confirmIdentity(user, input, 'remove 2FA');
     await accounts.remove2fa(user);
     reply(ctx, 'Removed 2FA!');
   });
@@ -150,6 +154,7 @@ export function accountRoutes(
     if (body && typeof body.tokenContent === 'string') {
       const input = parse(ChangePasswordRequest, body);
       const user = accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
+      await accounts.confirmIdentity(user, input, 'reset password');
       await accounts.changePassword(user, input.newPassword);
       return reply(ctx, 'Reset password!');
     }

@@ -13,10 +13,14 @@ import {
 import type { AvatarMetaDto, WorldMetaDto } from '../../protocol/uploads.js';
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
+import type { MetaAsker } from '../../services/asset-access.js';
+import { createContentRemoval } from '../../services/content-removal.js';
+import type { ModerationService } from '../../services/moderation.js';
 import type { StoredFile, UploadsService } from '../../services/uploads.js';
 import type { StoredUser } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
 import type { HostCore } from '../../host.js';
+import { normalAddress } from '../../socket/hub.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -27,6 +31,15 @@ const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/plain; charset=utf-8',
   '.lua': 'text/plain; charset=utf-8',
 };
+
+/**
+ * The public part of an avatar or world meta, for those who may not use an OwnerOnly one: what it is and whose,
+ * without its builds (their file ids, and a world's server scripts). `Builds` stays an empty list, as clients
+ * read it as one.
+ */
+function withoutBuilds<T extends AvatarMetaDto | WorldMetaDto>(meta: T): T {
+  return { ...meta, Builds: [] };
+}
 
 /** Strips anything that is not ours to show, whatever was stored (the real server leaks asset Tokens). */
 function publicAvatar(meta: AvatarMetaDto): AvatarMetaDto {
@@ -109,11 +122,13 @@ export function fileRoutes(
   deps: {
     accounts: AccountsService;
     uploads: UploadsService;
-    core: Pick<HostCore, 'popularity' | 'assetTokens' | 'hub' | 'gameServerTokens'>;
+    moderation: ModerationService;
+    core: Pick<HostCore, 'popularity' | 'assetTokens' | 'assetAccess' | 'hub' | 'instances'>;
   },
 ): void {
   const { accounts, uploads } = deps;
-  const { popularity, assetTokens, hub } = deps.core;
+  const { popularity, assetTokens, assetAccess, hub, instances } = deps.core;
+  const removal = createContentRemoval({ uploads, moderation: deps.moderation });
 
   /** The caller, when a request carries credentials in headers (for OwnerOnly downloads); never from the URL. */
   function caller(ctx: Context): StoredUser | null {
@@ -212,7 +227,8 @@ export function fileRoutes(
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
     const token = ctx.params.filetoken!;
     if (record.UploadType === UploadType.ServerScript) {
-      if (hub.hasGameServer(token)) return sendFile(ctx, record, 'private');
+      // The real server took a connected game server's id as proof here, but GET gameServers lists those ids to
+      // anyone: game servers read scripts with their id and token (below), as HypernexSharp's GetServerScript does.
       throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
     }
     const build = uploads.buildOf(record.FileId);
@@ -221,14 +237,18 @@ export function fileRoutes(
     throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
   });
 
-  /** Server scripts for a game server that proves itself with its id and its token (the real server checked only the id). */
+  /**
+   * Server scripts, for the game server that hosts a world using them: it proves who it is with its id and the
+   * token it was handed in `sendauth` (the real server checked only the id, which GET gameServers lists).
+   */
   router.get('/file/:userid/:fileid/:gameServerId/:gameServerToken', async (ctx) => {
     const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+    const gameServerId = ctx.params.gameServerId!;
     const ok =
       record.UploadType === UploadType.ServerScript &&
-      hub.hasGameServer(ctx.params.gameServerId!) &&
-      (deps.core.gameServerTokens.verify(ctx.params.gameServerToken) !== null || hub.gameServerAcceptsAny());
+      hub.gameServerProves(gameServerId, ctx.params.gameServerToken!) &&
+      uploads.worldsUsingScript(record.FileId).some((worldId) => instances.hostsWorld(gameServerId, worldId));
     if (!ok) throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
     return sendFile(ctx, record, 'private');
   });
@@ -239,36 +259,56 @@ export function fileRoutes(
     reply(ctx, 'Got FileMeta!', { FileMeta: uploads.uploadData(record) });
   });
 
-  router.get('/meta/avatar/:id', (ctx) => {
+  /** Who asks for a meta: headers, an asset token in the path, and the machine the request comes from. */
+  function askerOf(ctx: Context): MetaAsker {
+    return {
+      caller: caller(ctx),
+      assetToken: ctx.params.assetToken,
+      address: normalAddress(ctx.req.socket.remoteAddress),
+    };
+  }
+
+  // An OwnerOnly meta is whole for its owner and whoever may use it (server/services/asset-access.ts); others
+  // get the public part.
+  const avatarMeta = (ctx: Context): void => {
     const meta = uploads.avatar(ctx.params.id!);
     if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get avatar meta!');
-    reply(ctx, 'Got avatar meta', { Meta: publicAvatar(meta) });
-  });
-
-  router.get('/meta/world/:id', (ctx) => {
+    const shown = publicAvatar(meta);
+    reply(ctx, 'Got avatar meta', {
+      Meta: assetAccess.mayUse('avatar', meta, askerOf(ctx)) ? shown : withoutBuilds(shown),
+    });
+  };
+  const worldMeta = (ctx: Context): void => {
     const meta = uploads.world(ctx.params.id!);
     if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get world meta!');
-    reply(ctx, 'Got world meta', { Meta: publicWorld(meta) });
-  });
+    const shown = publicWorld(meta);
+    reply(ctx, 'Got world meta', {
+      Meta: assetAccess.mayUse('world', meta, askerOf(ctx)) ? shown : withoutBuilds(shown),
+    });
+  };
+  router.get('/meta/avatar/:id', avatarMeta);
+  router.get('/meta/avatar/:id/:assetToken', avatarMeta);
+  router.get('/meta/world/:id', worldMeta);
+  router.get('/meta/world/:id/:assetToken', worldMeta);
 
   router.post('/remove/avatar', async (ctx) => {
     const input = parse(RemoveAvatarRequest, ctx.request.body);
     const me = accounts.requireUser(input.userid, input.tokenContent);
-    await uploads.removeAsset(me, 'avatar', input.avatarid);
+    await removal.removeAsset(me, 'avatar', input.avatarid);
     reply(ctx, 'Removed avatar!');
   });
 
   router.post('/remove/world', async (ctx) => {
     const input = parse(RemoveWorldRequest, ctx.request.body);
     const me = accounts.requireUser(input.userid, input.tokenContent);
-    await uploads.removeAsset(me, 'world', input.worldid);
+    await removal.removeAsset(me, 'world', input.worldid);
     reply(ctx, 'Removed world!');
   });
 
   router.post('/remove/file', async (ctx) => {
     const input = parse(RemoveFileRequest, ctx.request.body);
     const me = accounts.requireUser(input.userid, input.tokenContent);
-    await uploads.removeFile(me, input.fileid);
+    await removal.removeFile(me, input.fileid);
     reply(ctx, 'Deleted file!');
   });
 

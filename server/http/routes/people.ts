@@ -13,7 +13,7 @@ import { parse, reply } from '../envelope.js';
 /** Issue 18's additions for people: batch public views, sent invite requests, password help. */
 export function peopleRoutes(router: Router, core: HostCore): void {
   const { accounts, users, invites } = core;
-  const passwordAdmin = createPasswordAdmin({ accounts, users, passwords: core.passwords });
+  const passwordAdmin = createPasswordAdmin({ accounts, users });
 
   router.post('/getUsers', (ctx) => {
     const { userids } = parse(GetUsersRequest, ctx.request.body);
@@ -35,7 +35,7 @@ export function peopleRoutes(router: Router, core: HostCore): void {
   router.post('/changePassword', async (ctx) => {
     const input = parse(ChangeOwnPasswordRequest, ctx.request.body);
     const user = accounts.requireUser(input.userid, input.tokenContent, 'Failed to change password!');
-    await passwordAdmin.changeOwn(user, input.currentPassword, input.newPassword);
+    await passwordAdmin.changeOwn(user, input, input.newPassword);
     reply(ctx, 'Changed password! Every session was signed out.');
   });
 

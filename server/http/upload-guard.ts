@@ -4,8 +4,11 @@ import type { HostConfig } from '../config.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
 
-/** `POST /api/v1/upload` and `/uploadPart`, as the router matches them (any case, optional trailing slash). */
-const UPLOAD_PATH = /^\/api\/v1\/upload(part)?\/?$/i;
+/**
+ * `POST /api/v1/upload`, `/uploadPart` and `/builds/publish`, as the router matches them (any case, optional
+ * trailing slash): the routes that take files.
+ */
+const UPLOAD_PATH = /^\/api\/v1\/(upload|uploadpart|builds\/publish)\/?$/i;
 
 interface Ticket {
   /** Why the host dropped this request, once it did. */

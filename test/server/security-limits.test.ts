@@ -266,6 +266,48 @@ describe('security limits', () => {
     });
   });
 
+  describe('idle bodies', () => {
+    it('drops a stalled body on every route that takes files, signed in or not, and removes its partial file', async () => {
+      host = await startHost({ uploads: { idleTimeoutSeconds: 1 } });
+      const alice = await signUp(host, 'alice');
+      const url = host.server.url;
+      const stalled = [
+        // Signed in, stalled in the middle of the file.
+        rawUpload(url, [
+          field('userid', alice.id),
+          field('tokenContent', alice.token),
+          fileHead('half.hna'),
+          Buffer.alloc(256 * KIB, 3),
+        ]),
+        rawUpload(url, [field('chunkId', ''), fileHead('part.hna'), Buffer.alloc(8 * KIB, 4)], {
+          path: 'uploadPart',
+        }),
+        rawUpload(url, [field('userid', alice.id), field('name', 'Game')], { path: 'builds/publish' }),
+      ];
+      // A JSON upload that never finishes its body.
+      const json = new Promise<Answer | { error: string }>((resolve) => {
+        const req = request(`${url}/api/v1/upload`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(1024 * KIB) },
+        });
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(JSON.parse(text) as Answer));
+        });
+        req.on('error', (e) => resolve({ error: e.message }));
+        req.write(`{"userid":"${alice.id}","tokenContent":"${alice.token}","file":{"name":"a.png","data":"`);
+      });
+      for (const outcome of [...stalled.map((s) => s.outcome), json]) {
+        expect(await outcome).toMatchObject({ success: false, result: { error: { code: 'TIMED_OUT' } } });
+      }
+      const h = host;
+      await until('the partial files to be removed', async () => (await blobTree(h.dir)).length === 0);
+      // The host keeps serving, and a whole upload goes through.
+      expectOk(await upload(h, alice, { name: 'ok.png', data: 'fine' }), 'Uploaded File!');
+    });
+  });
+
   describe('unfinished chunk sets', () => {
     it('limits the chunk sets and bytes one user holds, refusing clearly, and frees room as sets finish or expire', async () => {
       const clock = manualClock();

@@ -75,7 +75,8 @@ export function uploadRoutes(
           }
           const user = credentials(req, fields);
           uploads.typeOrThrow(name);
-          if (part) uploads.chunkRoomOrThrow(user, fields.chunkId);
+          // A chunk that starts a set the user has no room for is refused before its bytes are stored.
+          if (part && fields.chunkId !== undefined) uploads.chunkRoomOrThrow(user, fields.chunkId);
           return null;
         },
       }),

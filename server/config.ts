@@ -54,6 +54,28 @@ export interface HostConfig {
     fieldBytes: number;
     /** A chunk set untouched for this long is deleted. */
     chunkSetTtlSeconds: number;
+    /** Unfinished chunk sets one user may hold at once; starting another is refused. */
+    chunkSetsPerUser: number;
+    /** Bytes one user may hold in unfinished chunk sets (never less than one maxFileBytes file). */
+    chunkBytesPerUser: number;
+    /**
+     * Bytes of a file part stored before valid credentials were seen. Real clients send `userid` and
+     * `tokenContent` before the file, which then streams straight to disk; a file that comes first is refused
+     * once it grows past this, so nobody without an account can fill the disk.
+     */
+    unverifiedFileBytes: number;
+    /**
+     * Upload requests from one address that are still arriving without valid credentials; more are refused
+     * (RATE_LIMITED). A request stops counting once its credentials are checked.
+     */
+    unverifiedPerAddress: number;
+    /**
+     * Such requests from all addresses together; when full, a new one drops the one that has waited longest,
+     * so anonymous uploads can never lock signed-in users out.
+     */
+    unverifiedTotal: number;
+    /** An upload body that sends nothing for this long is dropped (TIMED_OUT) and its partial file removed. */
+    idleTimeoutSeconds: number;
   };
   socket: {
     /** A separate port for socket clients that need one; null serves the socket on the HTTP port. */
@@ -120,6 +142,12 @@ export function defaultConfig(): HostConfig {
       jsonUploadBytes: 16 * 1024 * 1024,
       fieldBytes: 1024 * 1024,
       chunkSetTtlSeconds: 24 * 60 * 60,
+      chunkSetsPerUser: 8,
+      chunkBytesPerUser: 2 * 1000 * 1_000_000,
+      unverifiedFileBytes: 1024 * 1024,
+      unverifiedPerAddress: 16,
+      unverifiedTotal: 64,
+      idleTimeoutSeconds: 60,
     },
     socket: {
       port: null,

@@ -11,6 +11,7 @@ import type { HostCore } from '../host.js';
 import { envelopeFunnel, isApiPath } from './envelope.js';
 import { LeanLane, REQUEST_ID } from './lean.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
+import { uploadGuard } from './upload-guard.js';
 import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
 import { inviteRoutes } from './routes/invites.js';
@@ -89,6 +90,8 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   // As the real server's cors(): any origin, no credentials, preflight answered 204.
   app.use(cors({ origin: '*', allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE' }));
   app.use(envelopeFunnel(deps.log));
+  // Before the body parsers: a JSON upload's body counts against the anonymous-upload limits too.
+  app.use(uploadGuard(deps.config.uploads));
   const parseSmall = bodyParser({
     enableTypes: ['json', 'form'],
     jsonLimit: deps.config.limits.jsonBodyBytes,

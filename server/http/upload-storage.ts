@@ -1,7 +1,9 @@
 import { unlink } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type multer from '@koa/multer';
+import { AppError } from '../errors.js';
 import { streamToFile, type TempFile } from '../services/uploads.js';
+import { refuseUpload } from './upload-guard.js';
 
 /** What multer hands our engine for one file part. */
 interface IncomingFile {
@@ -10,20 +12,29 @@ interface IncomingFile {
 }
 
 /**
+ * How much of a file part may be stored: everything (`null`, the sender's credentials were checked), or at most
+ * `bytes` while they were not, refused with `error()` beyond that.
+ */
+export type Admission = null | { bytes: number; error: () => AppError };
+
+/**
  * A multer storage engine that streams the file part straight into the data folder's tmp/, hashing it with MD5
  * on the way; nothing is held whole in memory. `admit` runs before the first byte is written, with the text
  * fields that came before the file (real clients send credentials first), so a bad token or a forbidden
- * extension is refused without storing anything.
+ * extension is refused without storing anything, and a file that comes before any credentials is only stored up
+ * to a small bound: past it the request is answered at once and hung up on (see upload-guard.ts).
  */
 export function tempFileStorage(options: {
   tempPath: () => string;
-  admit: (fields: Record<string, unknown>, originalName: string) => void;
+  admit: (req: IncomingMessage, fields: Record<string, unknown>, originalName: string) => Admission;
 }): multer.StorageEngine {
   return {
     _handleFile(req, file, callback) {
       const incoming = file as unknown as IncomingFile;
+      let admission: Admission;
       try {
-        options.admit(
+        admission = options.admit(
+          req,
           (req as IncomingMessage & { body?: Record<string, unknown> }).body ?? {},
           incoming.originalname,
         );
@@ -32,9 +43,13 @@ export function tempFileStorage(options: {
         callback(error as Error);
         return;
       }
-      streamToFile(incoming.stream, options.tempPath()).then(
+      streamToFile(incoming.stream, options.tempPath(), admission ?? undefined).then(
         (temp: TempFile) => callback(null, { path: temp.path, size: temp.size, hash: temp.hash } as never),
-        (error: Error) => callback(error),
+        (error: Error) => {
+          // Nothing more of an anonymous file is wanted: answer now instead of reading the rest of the body.
+          if (admission && error instanceof AppError) refuseUpload(req, error);
+          callback(error);
+        },
       );
     },
     _removeFile(_req, file, callback) {

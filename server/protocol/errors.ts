@@ -32,6 +32,8 @@ export const ErrorCode = {
   SETUP_ALREADY_DONE: 'SETUP_ALREADY_DONE',
   INVALID_SETUP_SECRET: 'INVALID_SETUP_SECRET',
   RATE_LIMITED: 'RATE_LIMITED',
+  /** A request body stopped arriving for longer than the host waits; it was dropped. */
+  TIMED_OUT: 'TIMED_OUT',
   NOT_A_MODERATOR: 'NOT_A_MODERATOR',
   UNKNOWN_ACTION: 'UNKNOWN_ACTION',
   USE_BANUSER: 'USE_BANUSER',
@@ -60,6 +62,8 @@ export const ErrorCode = {
   INVALID_CHUNK: 'INVALID_CHUNK',
   UNKNOWN_CHUNK_SET: 'UNKNOWN_CHUNK_SET',
   MISSING_CHUNKS: 'MISSING_CHUNKS',
+  /** The user holds as many unfinished chunk sets, or as many bytes in them, as the host allows. */
+  CHUNK_QUOTA_EXCEEDED: 'CHUNK_QUOTA_EXCEEDED',
   FILE_IN_USE: 'FILE_IN_USE',
   FILE_NOT_FOUND: 'FILE_NOT_FOUND',
   FORBIDDEN: 'FORBIDDEN',

@@ -98,8 +98,15 @@ function newChunkId(): string {
 const EARLY_SYNC_BYTES = 32 * 1024 * 1024;
 let earlySyncRunning = false;
 
-/** Streams `source` into a new file at `path` (never replacing one) with its MD5; durable once it resolves. */
-export async function streamToFile(source: NodeJS.ReadableStream, path: string): Promise<TempFile> {
+/**
+ * Streams `source` into a new file at `path` (never replacing one) with its MD5; durable once it resolves. With
+ * `limit`, a source longer than `limit.bytes` fails with `limit.error()` before more than that is written.
+ */
+export async function streamToFile(
+  source: NodeJS.ReadableStream,
+  path: string,
+  limit?: { bytes: number; error: () => Error },
+): Promise<TempFile> {
   const md5 = createHash('md5');
   let size = 0;
   let syncedUpTo = 0;
@@ -108,6 +115,7 @@ export async function streamToFile(source: NodeJS.ReadableStream, path: string):
   // Hashed as it arrives, while earlier chunks are being written in the thread pool.
   const hasher = new Transform({
     transform(chunk: Buffer, _encoding, done) {
+      if (limit && size + chunk.length > limit.bytes) return done(limit.error());
       md5.update(chunk);
       size += chunk.length;
       if (size - syncedUpTo >= EARLY_SYNC_BYTES && !earlySyncRunning) {
@@ -815,6 +823,61 @@ export function createUploadsService(
     }
   }
 
+  /** Bytes of chunks on their way into a set, per user: counted before they land, so parallel chunks cannot overshoot. */
+  const placing = new Map<string, number>();
+
+  /** What a user holds in live (unexpired) chunk sets. */
+  function chunkUsage(userId: string): { sets: number; bytes: number; oldestTouched: number | null } {
+    let sets = 0;
+    let bytes = placing.get(userId) ?? 0;
+    let oldestTouched: number | null = null;
+    for (const set of chunkSets.values()) {
+      if (set.userId !== userId || chunkSetExpired(set)) continue;
+      sets++;
+      for (const size of Object.values(set.received)) bytes += size;
+      oldestTouched = Math.min(oldestTouched ?? set.updatedAt, set.updatedAt);
+    }
+    return { sets, bytes, oldestTouched };
+  }
+
+  /** One whole file always fits, whatever the setting says. */
+  const chunkBytesPerUser = (): number => Math.max(config.uploads.chunkBytesPerUser, deps.maxFileBytes);
+
+  function chunkQuotaError(what: string, usage: ReturnType<typeof chunkUsage>): AppError {
+    const minutes =
+      usage.oldestTouched === null
+        ? null
+        : Math.max(1, Math.ceil((usage.oldestTouched + deps.chunkSetTtlSeconds - unixSeconds(clock)) / 60));
+    return new AppError(
+      ErrorCode.CHUNK_QUOTA_EXCEEDED,
+      `Failed to upload chunk! ${what} Finish an unfinished chunked upload, or wait until one expires` +
+        (minutes === null ? '.' : ` (the one untouched longest expires in about ${minutes} min).`),
+    );
+  }
+
+  /**
+   * Refuses a chunk that would start a set beyond the user's limits, before its bytes are stored: when they
+   * already hold `chunkSetsPerUser` sets, or as many bytes as allowed.
+   */
+  function chunkRoomOrThrow(user: StoredUser, chunkId: unknown, incomingBytes = 0): void {
+    if (chunkId !== undefined && chunkId !== '') return;
+    const usage = chunkUsage(user.Id);
+    const maxSets = config.uploads.chunkSetsPerUser;
+    if (usage.sets >= maxSets) {
+      throw chunkQuotaError(
+        `You have ${usage.sets} unfinished chunked uploads, as many as this host allows (${maxSets}).`,
+        usage,
+      );
+    }
+    const maxBytes = chunkBytesPerUser();
+    if (usage.bytes + Math.max(incomingBytes, 1) > maxBytes) {
+      throw chunkQuotaError(
+        `Your unfinished chunked uploads hold ${usage.bytes} bytes; this host allows ${maxBytes}.`,
+        usage,
+      );
+    }
+  }
+
   function intField(value: unknown, name: string, min: number, max: number): number {
     const text = typeof value === 'number' ? String(value) : value;
     if (typeof text !== 'string' || !/^\d{1,9}$/.test(text)) {
@@ -927,8 +990,12 @@ export function createUploadsService(
       const amount = intField(input.amountOfChunks, 'amountOfChunks', 1, 100_000);
       const number = intField(input.chunkNumber, 'chunkNumber', 0, amount - 1);
       let chunkId: string;
+      let fresh = false;
       if (input.chunkId === undefined || input.chunkId === '') {
+        // Checked and counted in one turn, so parallel first chunks cannot overshoot the user's limits.
+        chunkRoomOrThrow(user, input.chunkId, temp.size);
         chunkId = newChunkId();
+        fresh = true;
         const now = unixSeconds(clock);
         const set: ChunkSet = {
           chunkId,
@@ -939,8 +1006,13 @@ export function createUploadsService(
           updatedAt: now,
           received: {},
         };
-        await mkdir(join(chunksDir, chunkId), { recursive: true });
         chunkSets.set(chunkId, set);
+        try {
+          await mkdir(join(chunksDir, chunkId), { recursive: true });
+        } catch (error) {
+          chunkSets.delete(chunkId);
+          throw error;
+        }
       } else if (typeof input.chunkId !== 'string' || !CHUNK_ID.test(input.chunkId)) {
         throw new AppError(
           ErrorCode.INVALID_CHUNK,
@@ -952,7 +1024,7 @@ export function createUploadsService(
       } else {
         chunkId = input.chunkId;
       }
-      return serial(`chunk:${chunkId}`, async () => {
+      const stored = serial(`chunk:${chunkId}`, async () => {
         const set = chunkSets.get(chunkId);
         if (!set || set.userId !== user.Id) {
           throw new AppError(
@@ -990,7 +1062,22 @@ export function createUploadsService(
             `Failed to upload chunk! The file would be over ${deps.maxFileBytes} bytes.`,
           );
         }
-        await rename(temp.path, join(chunksDir, chunkId, `${number}.part`));
+        const usage = chunkUsage(user.Id);
+        const maxBytes = chunkBytesPerUser();
+        if (usage.bytes - (set.received[String(number)] ?? 0) + temp.size > maxBytes) {
+          throw chunkQuotaError(
+            `Your unfinished chunked uploads hold ${usage.bytes} bytes; with this chunk they would be over the ${maxBytes} this host allows.`,
+            usage,
+          );
+        }
+        placing.set(user.Id, (placing.get(user.Id) ?? 0) + temp.size);
+        try {
+          await rename(temp.path, join(chunksDir, chunkId, `${number}.part`));
+        } finally {
+          const left = (placing.get(user.Id) ?? 0) - temp.size;
+          if (left > 0) placing.set(user.Id, left);
+          else placing.delete(user.Id);
+        }
         set.received[String(number)] = temp.size;
         set.updatedAt = unixSeconds(clock);
         if (input.avatarMeta !== undefined && input.avatarMeta !== '') set.avatarMeta = input.avatarMeta;
@@ -1021,7 +1108,19 @@ export function createUploadsService(
           await dropChunkSet(chunkId);
         }
       });
+      if (!fresh) return stored;
+      try {
+        return await stored;
+      } catch (error) {
+        // A set refused at its first chunk holds nothing: it must not linger and count against the user.
+        const set = chunkSets.get(chunkId);
+        if (set && Object.keys(set.received).length === 0)
+          await serial(`chunk:${chunkId}`, () => dropChunkSet(chunkId));
+        throw error;
+      }
     },
+
+    chunkRoomOrThrow,
 
     chunkStatus(user: StoredUser, chunkId: string) {
       const set = chunkSets.get(chunkId);

@@ -20,6 +20,7 @@ import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import type { BuildsService, Publication } from '../../services/builds.js';
 import { parse, reply } from '../envelope.js';
+import { uploadVerified } from '../upload-guard.js';
 import { rangeOf } from './files.js';
 
 /** A download link for the UI: short-lived, for one file, so a plain link can fetch (and resume) it. */
@@ -198,6 +199,7 @@ export function buildRoutes(
             const fields = (req as IncomingMessage & { body?: Record<string, unknown> }).body ?? {};
             const input = parse(PublishBuildFields, fields);
             requireAdmin(input.userid, input.tokenContent);
+            uploadVerified(req);
             return builds.begin(input.name, input.version);
           })();
           publications.set(req, publication);

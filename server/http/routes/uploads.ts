@@ -1,4 +1,5 @@
 import { unlink } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type Router from '@koa/router';
 import multer from '@koa/multer';
@@ -10,7 +11,8 @@ import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import { streamToFile, type TempFile, type UploadsService } from '../../services/uploads.js';
 import { parse, reply } from '../envelope.js';
-import { tempFileStorage } from '../upload-storage.js';
+import { uploadVerified } from '../upload-guard.js';
+import { tempFileStorage, type Admission } from '../upload-storage.js';
 
 interface UploadedPart {
   path: string;
@@ -29,7 +31,8 @@ export function uploadRoutes(
   const { config, accounts, uploads } = deps;
   const limits = config.uploads;
 
-  function credentials(fields: Record<string, unknown>) {
+  /** The request's sender, once its credentials check out; it then no longer counts as anonymous. */
+  function credentials(req: IncomingMessage, fields: Record<string, unknown>) {
     const userid = fields.userid;
     const tokenContent = fields.tokenContent;
     if (typeof userid !== 'string' || typeof tokenContent !== 'string') {
@@ -38,21 +41,55 @@ export function uploadRoutes(
         ...(typeof tokenContent !== 'string' && { tokenContent: 'is required' }),
       });
     }
-    return accounts.requireUser(userid, tokenContent);
+    const user = accounts.requireUser(userid, tokenContent);
+    uploadVerified(req);
+    return user;
   }
 
-  const multipart = multer({
-    storage: tempFileStorage({
-      tempPath: uploads.tempPath,
-      admit(fields, originalName) {
-        // Credentials sent before the file are checked before a byte is stored.
-        if (fields.userid !== undefined || fields.tokenContent !== undefined) credentials(fields);
-        const type = fields.originalFileName;
-        uploads.typeOrThrow(typeof type === 'string' ? type : originalName);
+  /** A file part that comes before the sender's credentials: only this much of it is kept until they arrive. */
+  const anonymousFile: Admission = {
+    bytes: limits.unverifiedFileBytes,
+    error: () =>
+      new AppError(
+        ErrorCode.INVALID_PARAMETERS,
+        `Invalid parameters! Send userid and tokenContent before the file: this host keeps at most ${limits.unverifiedFileBytes} bytes of a file before it knows who sends it.`,
+        {
+          userid: 'must come before a file this large',
+          tokenContent: 'must come before a file this large',
+        },
+      ),
+  };
+
+  const multipart = (part: boolean) =>
+    multer({
+      storage: tempFileStorage({
+        tempPath: uploads.tempPath,
+        admit(req, fields, originalName): Admission {
+          const type = fields.originalFileName;
+          const name = typeof type === 'string' ? type : originalName;
+          // Credentials sent before the file (as real clients do) are checked before a byte is stored, and
+          // the file then streams to disk whole; otherwise only a little of it is kept until they come.
+          if (fields.userid === undefined || fields.tokenContent === undefined) {
+            uploads.typeOrThrow(name);
+            return anonymousFile;
+          }
+          const user = credentials(req, fields);
+          uploads.typeOrThrow(name);
+          // A chunk that starts a set the user has no room for is refused before its bytes are stored.
+          if (part && fields.chunkId !== undefined) uploads.chunkRoomOrThrow(user, fields.chunkId);
+          return null;
+        },
+      }),
+      limits: {
+        fileSize: limits.maxFileBytes,
+        files: 1,
+        fields: 20,
+        fieldSize: limits.fieldBytes,
+        parts: 24,
       },
-    }),
-    limits: { fileSize: limits.maxFileBytes, files: 1, fields: 20, fieldSize: limits.fieldBytes, parts: 24 },
-  }).single('file');
+    }).single('file');
+  const multipartUpload = multipart(false);
+  const multipartPart = multipart(true);
 
   /** Refuses a body whose declared length is already too big before reading it, then hangs up. */
   async function declaredSize(ctx: Context, next: Next): Promise<void> {
@@ -95,13 +132,14 @@ export function uploadRoutes(
     '/upload',
     declaredSize,
     async (ctx, next) => {
-      if (ctx.is('multipart')) return multipart(ctx, next);
+      if (ctx.is('multipart')) return multipartUpload(ctx, next);
       return next();
     },
     async (ctx) => {
       if (!ctx.is('multipart')) {
         const input = parse(JsonUploadRequest, ctx.request.body);
         const user = accounts.requireUser(input.userid, input.tokenContent);
+        uploadVerified(ctx.req);
         uploads.typeOrThrow(input.file.name);
         const bytes = Buffer.from(input.file.data, 'base64');
         if (bytes.length > limits.jsonUploadBytes) {
@@ -119,7 +157,7 @@ export function uploadRoutes(
         }
       }
       await withTemp(ctx, async (temp, originalName, fields) => {
-        const user = credentials(fields);
+        const user = credentials(ctx.req, fields);
         const answer = await uploads.finish(user, temp, originalName, {
           avatarMeta: fields.avatarMeta,
           worldMeta: fields.worldMeta,
@@ -129,9 +167,9 @@ export function uploadRoutes(
     },
   );
 
-  router.post('/uploadPart', declaredSize, multipart, async (ctx) => {
+  router.post('/uploadPart', declaredSize, multipartPart, async (ctx) => {
     await withTemp(ctx, async (temp, _name, fields) => {
-      const user = credentials(fields);
+      const user = credentials(ctx.req, fields);
       const answer = await uploads.chunk(user, temp, {
         chunkId: fields.chunkId,
         chunkNumber: fields.chunkNumber,

@@ -1,8 +1,11 @@
 import { ErrorCode } from '../protocol/errors.js';
+import type { InviteCodeDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
 import type { Collection, Tx } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
+
+export type { InviteCodeDto };
 
 export const INVITE_CODES = 'invitecodes';
 
@@ -20,21 +23,6 @@ interface StoredInviteCode {
   expiresAt: number;
   uses: Array<{ userId: string; at: number }>;
   revoked: boolean;
-}
-
-export interface InviteCodeDto {
-  id: string;
-  label: string;
-  singleUse: boolean;
-  /** How many sign-ups it allows, 0 for no limit (1 for a single-use code). */
-  maxUses: number;
-  createdAt: number;
-  createdBy: string;
-  expiresAt: number;
-  uses: Array<{ userId: string; at: number }>;
-  revoked: boolean;
-  /** usable now */
-  active: boolean;
 }
 
 /** Invite codes made by the owner and admins: single-use or reusable, with an optional expiry. */

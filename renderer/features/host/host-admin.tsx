@@ -290,7 +290,7 @@ export function InviteCodesCard() {
             expiresInSeconds: expiry,
           });
           setCreated({ code: answer.code, record: answer.InviteCode });
-          form.setValue('label', '');
+          form.reset();
           load();
         })}
       >
@@ -516,7 +516,7 @@ export function GameServerTokensCard() {
             { label: v.label.trim() },
           );
           setCreated({ token: answer.token, record: answer.GameServerToken });
-          form.setValue('label', '');
+          form.reset();
           load();
         })}
       >

@@ -71,9 +71,11 @@ export function AlertsCard() {
         Play a sound for invite and friend requests
       </label>
       {sound ? (
-        <button type="button" className="link-button small" onClick={() => playAlertSound()}>
-          Play it again
-        </button>
+        <p>
+          <button type="button" className="link-button small" onClick={() => playAlertSound()}>
+            Play it again
+          </button>
+        </p>
       ) : null}
     </section>
   );

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { ErrorCode } from '../server/protocol/errors.js';
 import type { BanStatusDto, PrivateUserDto, WarnStatusDto } from '../server/protocol/types.js';
 import type { SignedIn } from './features/account/account-api.js';
@@ -166,6 +166,10 @@ function SignedInApp({
   setPhase: (update: Phase | ((old: Phase) => Phase)) => void;
 }) {
   const { session, user, warning } = phase;
+  // While this session is being replaced (a password change ends every session, this one too), the host ending
+  // it is expected and not reported.
+  const replacing = useRef<string | null>(null);
+  const isBeingReplaced = (): boolean => replacing.current === session.tokenContent;
 
   const value: SessionValue = {
     session,
@@ -177,7 +181,7 @@ function SignedInApp({
       try {
         return await call<R>(path, { ...body, userid: session.userid, tokenContent: session.tokenContent });
       } catch (error) {
-        if (error instanceof ApiError && error.code === ErrorCode.INVALID_TOKEN) {
+        if (error instanceof ApiError && error.code === ErrorCode.INVALID_TOKEN && !isBeingReplaced()) {
           forgetStoredSession();
           setPhase({ kind: 'signedOut', notice: SESSION_ENDED });
         }
@@ -188,11 +192,29 @@ function SignedInApp({
       await endSession(session);
       setPhase({ kind: 'signedOut', notice: null });
     },
+    async replaceSession(work, notice) {
+      replacing.current = session.tokenContent;
+      let next: Awaited<ReturnType<typeof work>>;
+      try {
+        next = await work();
+      } catch (error) {
+        replacing.current = null;
+        throw error;
+      }
+      // The old session is over either way: continue with the new one, or sign in again.
+      if (next) {
+        setPhase({ kind: 'signedIn', session: next.session, user: next.user, warning: null });
+      } else {
+        if (loadStoredSession()?.tokenContent === session.tokenContent) forgetStoredSession();
+        setPhase({ kind: 'signedOut', notice });
+      }
+    },
   };
 
   // The socket closes with "token revoked" when the host ends the session (ban, warning, expiry, sign-out
   // elsewhere); its reason says which.
   const onRevoked = (why: string): void => {
+    if (isBeingReplaced()) return;
     if (loadStoredSession()?.tokenContent === session.tokenContent) forgetStoredSession();
     setPhase((old) =>
       old.kind === 'signedIn' && old.session === session

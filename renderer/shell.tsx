@@ -8,12 +8,14 @@ import { HostPage } from './features/host/host-page.js';
 import { InvitesPage } from './features/invites/invites-page.js';
 import { InvitesNavBadge, InvitesProvider } from './features/invites/invites-store.js';
 import { ModerationPage } from './features/moderation/moderation-page.js';
+import { UploadsFollowConnection } from './features/uploads/hooks.js';
 import { UploadsPage } from './features/uploads/uploads-page.js';
 import { hostBridge } from './shared/host-bridge.js';
 import { NavigationContext, type SectionName } from './shared/navigation.js';
 import { navigate, replaceRoute, routeHash, useRoute } from './shared/route.js';
 import { useSession } from './shared/session.js';
 import { HostDownBanner, ShellConnection } from './shared/connection-state.js';
+import { ThemeToggle } from './shared/theme-toggle.js';
 import { BrandMark } from './shared/ui.js';
 
 type SectionId = SectionName;
@@ -105,9 +107,11 @@ export function Shell() {
               ))}
             </nav>
             <ShellConnection />
+            <ThemeToggle />
             <AccountMenu />
           </header>
           <HostDownBanner />
+          <UploadsFollowConnection />
           <main id="main" className="content" tabIndex={-1}>
             {section?.render(param)}
           </main>

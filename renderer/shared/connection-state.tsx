@@ -12,7 +12,12 @@ const WORDS = {
 export function ShellConnection() {
   const { health } = useSocketStatus();
   return (
-    <div className="shell-connection" data-health={health} data-testid="shell-connection">
+    <div
+      className="shell-connection"
+      data-health={health}
+      data-testid="shell-connection"
+      title={WORDS[health]}
+    >
       <span className="socket-dot" aria-hidden="true" />
       <span className="shell-connection-word">{WORDS[health]}</span>
     </div>

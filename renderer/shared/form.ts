@@ -101,5 +101,13 @@ export function useForm<F extends string>(
     };
   }
 
-  return { values, errors, formError, pending, setValue, setFormError, handleSubmit };
+  /** Back to the first values with nothing marked, e.g. after a success that clears the form for the next one. */
+  function reset(): void {
+    setValues(initial);
+    setAttempted(false);
+    setServerErrors({});
+    setFormError(null);
+  }
+
+  return { values, errors, formError, pending, setValue, setFormError, handleSubmit, reset };
 }

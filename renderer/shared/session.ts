@@ -111,6 +111,15 @@ export interface SessionValue {
    */
   authedCall<R extends object = Record<string, unknown>>(path: string, body?: object): Promise<R>;
   signOut(): Promise<void>;
+  /**
+   * Runs `work`, which ends this session on the host (a password change signs every session out), and continues
+   * with the session it returns, or goes to sign-in with `notice` when it returns null. If `work` throws, nothing
+   * changes and the error comes back.
+   */
+  replaceSession(
+    work: () => Promise<{ session: Session; user: PrivateUserDto } | null>,
+    notice: string,
+  ): Promise<void>;
 }
 
 export const SessionContext = createContext<SessionValue | null>(null);

@@ -52,6 +52,16 @@ export function formatRelative(unixSeconds: number, nowMs: number): string {
   return RELATIVE.format(Math.round(seconds / (365 * day)), 'year');
 }
 
+/**
+ * A moment in the past: "just now", "7 seconds ago", "3 days ago". Never "in 2 seconds": a time the host stamped a
+ * moment ago can be a little ahead of this clock, or of a `now` that is only refreshed now and then.
+ */
+export function formatPast(unixSeconds: number, nowMs: number): string {
+  const ago = nowMs / 1000 - unixSeconds;
+  if (ago < 5) return 'just now';
+  return formatRelative(unixSeconds, nowMs);
+}
+
 export function localTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;
 }

@@ -424,7 +424,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /createInviteCode': {
     tag: 'Host',
-    summary: 'Make an invite code, single-use and/or expiring, shown once (admins)',
+    summary:
+      'Make an invite code with a number of uses (or unlimited) and an optional expiry, shown once (admins)',
     body: S.CreateInviteCodeRequest,
     result: 'code, InviteCode',
   },

@@ -46,3 +46,28 @@ export const OPEN_TO_LAN_HINT =
   'Only this computer can connect: the host is bound to 127.0.0.1. To let other machines on the LAN in, ' +
   'start it with --host 0.0.0.0 (or choose "Local network" as the bind address in the desktop Host screen) and allow ' +
   'the port through the firewall.';
+
+/** An invite code as `inviteCodes` lists it (the code itself is shown once, when made). */
+export interface InviteCodeDto {
+  id: string;
+  label: string;
+  singleUse: boolean;
+  /** How many sign-ups it allows, 0 for no limit (1 for a single-use code). */
+  maxUses: number;
+  createdAt: number;
+  createdBy: string;
+  /** Unix seconds, 0 for never. */
+  expiresAt: number;
+  uses: Array<{ userId: string; at: number }>;
+  revoked: boolean;
+  /** Usable now. */
+  active: boolean;
+}
+
+/** A game-server token as `gameServerTokens` lists it (the token itself is shown once, when added). */
+export interface GameServerTokenDto {
+  id: string;
+  label: string;
+  createdAt: number;
+  createdBy: string;
+}

@@ -270,15 +270,16 @@ export const ManageAssetTokenRequest = AuthRequest.extend({
   assetId: id,
   assetToken: z.string().max(512).optional(),
 });
+/** Most sign-ups one invite code can allow (beyond that, make it unlimited). */
+export const INVITE_CODE_MAX_USES = 10_000;
+/** Longest an invite code can stay valid. */
+export const INVITE_CODE_MAX_SECONDS = 366 * 86_400;
 export const CreateInviteCodeRequest = AuthRequest.extend({
   label: z.string().max(100).optional(),
   singleUse: z.boolean().optional(),
-  expiresInSeconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(366 * 86_400)
-    .optional(),
+  /** How many sign-ups the code allows, 0 for no limit; wins over `singleUse`. */
+  maxUses: z.number().int().min(0).max(INVITE_CODE_MAX_USES).optional(),
+  expiresInSeconds: z.number().int().min(0).max(INVITE_CODE_MAX_SECONDS).optional(),
 });
 export const RevokeInviteCodeRequest = AuthRequest.extend({ codeId: id });
 export const HostSettingsRequest = AuthRequest.extend({ requireInviteCode: z.boolean().optional() });

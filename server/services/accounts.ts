@@ -23,7 +23,7 @@ import {
 } from '../store/users.js';
 import type { Tx } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
-import { isUrlAllowed } from './urls.js';
+import { isUrlAllowed } from '../protocol/urls.js';
 import { createLoginThrottle } from './login-throttle.js';
 import type { InviteCodes } from './invite-codes.js';
 import { hashMatches, sha256 } from './secrets.js';
@@ -179,28 +179,28 @@ export function createAccountsService(
       ? inTx.find(BY_NAME, input.username.toLowerCase())
       : users.byUsername(input.username);
     const emailTaken = inTx ? inTx.find(BY_EMAIL, input.email.toLowerCase()) : users.byEmail(input.email);
-    if (nameTaken) {
-      throw new AppError(ErrorCode.USERNAME_TAKEN, 'Failed to create user! That username is taken.', {
-        username: 'Username is taken',
-      });
-    }
-    if (emailTaken) {
-      throw new AppError(ErrorCode.EMAIL_TAKEN, 'Failed to create user! That email is already used.', {
-        email: 'Email is already used by another account',
-      });
-    }
-    if (!skipInviteCode && config.requireInviteCode) {
-      const code = input.inviteCode ?? '';
-      if (!config.globalInviteCodes.includes(code)) {
-        throw new AppError(
-          ErrorCode.INVITE_CODE_REQUIRED,
-          'Failed to create user! A valid invite code is required.',
-          {
-            inviteCode: code === '' ? 'This host requires an invite code' : 'Invite code is not valid',
-          },
-        );
+    // Every problem at once, so a sign-up form can show them all together.
+    const taken: Record<string, string> = {};
+    if (nameTaken) taken.username = 'Username is taken';
+    if (emailTaken) taken.email = 'Email is already used by another account';
+    let inviteRefusal: AppError | null = null;
+    if (!skipInviteCode && deps.requireInviteCode()) {
+      try {
+        // Configured codes and codes made on the Host screen alike; the use is recorded in the commit.
+        deps.inviteCodes.claim(t ?? null, input.inviteCode ?? '', null);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        inviteRefusal = error;
+        taken.inviteCode = error.fields?.inviteCode ?? 'Invite code is not valid';
       }
     }
+    if (Object.keys(taken).length === 0) return;
+    const [code, message] = nameTaken
+      ? [ErrorCode.USERNAME_TAKEN, 'Failed to create user! That username is taken.']
+      : emailTaken
+        ? [ErrorCode.EMAIL_TAKEN, 'Failed to create user! That email is already used.']
+        : [inviteRefusal!.code, inviteRefusal!.message];
+    throw new AppError(code, message, taken);
   }
 
   function sanitizeTokenList(user: StoredUser, currentToken: string | null): TokenDto[] {

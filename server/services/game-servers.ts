@@ -1,8 +1,11 @@
 import { ErrorCode } from '../protocol/errors.js';
+import type { GameServerTokenDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
 import type { Collection } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
+
+export type { GameServerTokenDto };
 
 export const GAME_SERVER_TOKENS = 'gameservertokens';
 
@@ -10,13 +13,6 @@ interface StoredGameServerToken {
   id: string;
   /** SHA-256 of the token; the token itself is shown once, when created. */
   hash: string;
-  label: string;
-  createdAt: number;
-  createdBy: string;
-}
-
-export interface GameServerTokenDto {
-  id: string;
   label: string;
   createdAt: number;
   createdBy: string;

@@ -1,8 +1,11 @@
 import { ErrorCode } from '../protocol/errors.js';
+import type { InviteCodeDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
 import type { Collection, Tx } from '../store/store.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
+
+export type { InviteCodeDto };
 
 export const INVITE_CODES = 'invitecodes';
 
@@ -12,6 +15,8 @@ interface StoredInviteCode {
   hash: string;
   label: string;
   singleUse: boolean;
+  /** How many sign-ups it allows, 0 for no limit. Absent on codes made before uses could be chosen. */
+  maxUses?: number;
   createdAt: number;
   createdBy: string;
   /** Unix seconds, 0 for never. */
@@ -20,34 +25,29 @@ interface StoredInviteCode {
   revoked: boolean;
 }
 
-export interface InviteCodeDto {
-  id: string;
-  label: string;
-  singleUse: boolean;
-  createdAt: number;
-  createdBy: string;
-  expiresAt: number;
-  uses: Array<{ userId: string; at: number }>;
-  revoked: boolean;
-  /** usable now */
-  active: boolean;
-}
-
 /** Invite codes made by the owner and admins: single-use or reusable, with an optional expiry. */
 export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids' | 'config'>) {
   const { store, clock, ids, config } = deps;
   const codes: Collection<StoredInviteCode> = store.collection<StoredInviteCode>(INVITE_CODES);
 
+  function maxUsesOf(code: StoredInviteCode): number {
+    return code.maxUses ?? (code.singleUse ? 1 : 0);
+  }
+  function usedUp(code: StoredInviteCode): boolean {
+    const max = maxUsesOf(code);
+    return max > 0 && code.uses.length >= max;
+  }
   function usable(code: StoredInviteCode, now: number): boolean {
-    return (
-      !code.revoked &&
-      (code.expiresAt === 0 || code.expiresAt > now) &&
-      !(code.singleUse && code.uses.length > 0)
-    );
+    return !code.revoked && (code.expiresAt === 0 || code.expiresAt > now) && !usedUp(code);
   }
   function dto(code: StoredInviteCode): InviteCodeDto {
     const { hash: _hash, ...rest } = code;
-    return { ...rest, uses: [...code.uses], active: usable(code, unixSeconds(clock)) };
+    return {
+      ...rest,
+      maxUses: maxUsesOf(code),
+      uses: [...code.uses],
+      active: usable(code, unixSeconds(clock)),
+    };
   }
   function find(code: string): StoredInviteCode | undefined {
     const given = sha256(code);
@@ -76,8 +76,10 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
             : 'Invite code is not valid'
           : stored.revoked
             ? 'Invite code was revoked'
-            : stored.singleUse && stored.uses.length > 0
-              ? 'Invite code was already used'
+            : usedUp(stored)
+              ? maxUsesOf(stored) === 1
+                ? 'Invite code was already used'
+                : 'Invite code has been used as many times as it allows'
               : 'Invite code has expired';
         throw new AppError(ErrorCode.INVITE_CODE_REQUIRED, `Failed to create user! ${why}.`, {
           inviteCode: why,
@@ -90,14 +92,20 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
       });
     },
 
-    async create(input: { label: string; singleUse: boolean; expiresInSeconds: number }, createdBy: string) {
+    /** `maxUses` 0 means no limit; `singleUse` is the same as `maxUses` 1 (the older way to ask). */
+    async create(
+      input: { label: string; singleUse: boolean; maxUses?: number; expiresInSeconds: number },
+      createdBy: string,
+    ) {
       const code = ids.secret().slice(0, 20);
       const now = unixSeconds(clock);
+      const maxUses = input.maxUses ?? (input.singleUse ? 1 : 0);
       const stored: StoredInviteCode = {
         id: ids.id('invcode'),
         hash: sha256(code).toString('hex'),
         label: input.label.trim().slice(0, 100),
-        singleUse: input.singleUse,
+        singleUse: maxUses === 1,
+        maxUses,
         createdAt: now,
         createdBy,
         expiresAt: input.expiresInSeconds > 0 ? now + input.expiresInSeconds : 0,

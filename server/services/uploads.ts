@@ -25,7 +25,7 @@ import type { Collection, Tx } from '../store/store.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { createKeyedSerial } from './serial.js';
-import { isUrlAllowed } from './urls.js';
+import { isUrlAllowed } from '../protocol/urls.js';
 
 export const FILES = 'uploads';
 export const AVATARS = 'avatars';

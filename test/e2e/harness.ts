@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,4 +153,41 @@ export async function isTokenValid(baseUrl: string, userid: string, tokenContent
 /** True when nothing on the page is wider than the viewport (no sideways scrolling on phones). */
 export async function fitsViewport(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+}
+
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** Runs axe-core in the page and returns the serious and critical violations, described. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  // The page's CSP refuses injected script tags; evaluating the source through the debugger protocol is not.
+  await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
+  return page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(ctx: Document): Promise<{
+            violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
+          }>;
+        };
+      }
+    ).axe;
+    const { violations } = await axe.run(document);
+    return violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+  });
+}
+
+/** Sets the theme with the top bar's toggle (System → Light → Dark) and waits for the page to show it. */
+export async function chooseTheme(page: Page, theme: 'light' | 'dark'): Promise<void> {
+  const toggle = page.getByTestId('theme-toggle').first();
+  for (let i = 0; i < 3 && (await toggle.getAttribute('data-choice')) !== theme; i++) await toggle.click();
+  expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
+}
+
+/** The section link in the top bar (its name may carry a count, e.g. "Invites 2"). */
+export function navLink(page: Page, name: string) {
+  return page
+    .getByRole('navigation', { name: 'Sections' })
+    .getByRole('link', { name: new RegExp(`^${name}`) });
 }

@@ -200,18 +200,22 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     expectNoProblems(tab!);
   });
 
-  it('offers only client-build publishing in a LAN browser, where there is no bridge', async () => {
+  it('offers the Host screen without the desktop-only controls in a LAN browser, where there is no bridge', async () => {
     tab = await openTab(browser);
     await tab.page.goto(host.server.url);
     await signIn(tab.page, OWNER.username, OWNER.password);
     await tab.page.getByTestId('signed-in-username').waitFor();
     const nav = tab.page.getByRole('navigation', { name: 'Sections' });
     expect(await nav.getByRole('link', { name: 'Friends' }).count()).toBe(1);
-    // Admins publish client builds from any browser (issue 20); the host controls stay in the desktop window.
+    // The owner and admins administer the host from any browser (issue 18); start/stop and the listening
+    // settings stay in the desktop window.
     await nav.getByRole('link', { name: 'Host' }).click();
-    await tab.page.getByText('Only in the desktop app').waitFor();
+    await tab.page.getByTestId('host-status').waitFor();
+    await tab.page.getByRole('region', { name: 'Invite codes' }).waitFor();
+    await tab.page.getByRole('region', { name: 'Game-server tokens' }).waitFor();
     await tab.page.getByRole('region', { name: 'Client builds' }).waitFor();
     expect(await tab.page.getByRole('heading', { name: 'Settings' }).count()).toBe(0);
+    expect(await tab.page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
     expectNoProblems(tab);
   });
 

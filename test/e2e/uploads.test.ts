@@ -8,12 +8,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } 
 import { createServer, type HostServer } from '../../server/host.js';
 import type { AvatarMetaDto, UploadDataDto, WorldMetaDto } from '../../server/protocol/uploads.js';
 import {
+  chooseTheme,
   expectNoProblems,
   fitsViewport,
   launchBrowser,
   openTab,
   OWNER,
   requireBuiltUi,
+  seriousViolations,
   signIn,
   startHostWithOwner,
   UI_DIR,
@@ -320,7 +322,7 @@ describe('uploads in a real browser', { timeout: 60_000 }, () => {
     expectNoProblems(tab);
   });
 
-  it('refuses a too-long name before sending, and shows the host refusing a foreign image next to its field', async () => {
+  it("refuses a too-long name and an image site the host does not allow before sending, naming the host's sites", async () => {
     const creator = await makeCreator();
     tab = await openTab(browser);
     const { page } = tab;
@@ -335,40 +337,117 @@ describe('uploads in a real browser', { timeout: 60_000 }, () => {
     const form = page.getByRole('form', { name: 'Details of knight.hna' });
     const name = form.getByLabel('Name', { exact: true });
     await name.fill('K'.repeat(51));
-    await form.getByRole('button', { name: 'Upload avatar' }).click();
-    await form.getByText('Name must be at most 50 characters').waitFor();
-    expect(await name.getAttribute('aria-invalid')).toBe('true');
-    await expect.poll(() => name.evaluate((el) => el === document.activeElement)).toBe(true);
-    await page.screenshot({ path: '/tmp/ui-uploads-name-too-long.png' });
-    expect(sent).toEqual([]);
-
-    // Fixing it clears the message as they type; the host then refuses an image site it does not allow.
-    await name.fill('Knight');
-    expect(await form.getByText('Name must be at most 50 characters').count()).toBe(0);
     const image = form.getByLabel('Image URL');
     await image.fill('https://images.example.com/knight.png');
+    // The host's published rules are in the hint before anything is sent.
+    await form.getByText(/or on the allowed image site i\.imgur\.com\./).waitFor();
     await form.getByRole('button', { name: 'Upload avatar' }).click();
-    await waitForState(page, 'knight.hna', 'Failed');
-    const reopened = page.getByRole('form', { name: 'Details of knight.hna' });
-    await reopened
+    await form.getByText('Name must be at most 50 characters').waitFor();
+    // Every rule the host would apply, at once and before a byte goes.
+    await form
       .getByText('Image URL must be empty, on this host or on an allowed image domain (i.imgur.com)')
       .waitFor();
-    expect(await reopened.getByLabel('Image URL').getAttribute('aria-invalid')).toBe('true');
-    expect(await reopened.getByLabel('Name', { exact: true }).inputValue()).toBe('Knight');
-    expect(sent).toHaveLength(1);
-    expect((await contentOf(creator)).Avatars).toEqual([]);
-    expect((await contentOf(creator)).Uploads).toEqual([]);
-    expect(await filesOnDisk(creator)).toEqual([]);
-    await page.screenshot({ path: '/tmp/ui-uploads-server-refusal.png', fullPage: true });
+    expect(await name.getAttribute('aria-invalid')).toBe('true');
+    expect(await image.getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => name.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.screenshot({ path: '/tmp/ui-uploads-name-too-long.png' });
 
-    // With an allowed image the same file goes through.
-    await reopened.getByLabel('Image URL').fill('https://i.imgur.com/knight.png');
-    await reopened.getByRole('button', { name: 'Upload avatar' }).click();
+    // Fixing them clears the messages as they type; then the file goes, once.
+    await name.fill('Knight');
+    await image.fill('https://i.imgur.com/knight.png');
+    expect(await form.getByText('Name must be at most 50 characters').count()).toBe(0);
+    expect(await form.getByText(/allowed image domain/).count()).toBe(0);
+    expect(sent).toEqual([]);
+    await form.getByRole('button', { name: 'Upload avatar' }).click();
     await waitForState(page, 'knight.hna', 'Uploaded');
+    expect(sent).toHaveLength(1);
     expect((await contentOf(creator)).Avatars[0]).toMatchObject({
       Name: 'Knight',
       ImageURL: 'https://i.imgur.com/knight.png',
     });
+    expectNoProblems(tab);
+  });
+
+  it('offers Edit details, not Retry, when the host refuses details the form could not know', async () => {
+    const creator = await makeCreator();
+    tab = await openTab(browser);
+    const { page } = tab;
+    await fakeImageSites(page);
+    // Rules read before the host's list changed: the form lets images.example.com through, the host does not.
+    await page.route('**/api/v1/uploadRules', async (route) => {
+      const response = await route.fetch();
+      const envelope = (await response.json()) as { result: { allowedImageDomains: string[] } };
+      envelope.result.allowedImageDomains.push('images.example.com');
+      await route.fulfill({ response, json: envelope });
+    });
+    await openUploads(page, creator);
+    await chooseFiles(page, 'Choose files', [{ name: 'squire.hna', buffer: bytes(20_000, 'squire') }]);
+    const form = page.getByRole('form', { name: 'Details of squire.hna' });
+    await form.getByLabel('Name', { exact: true }).fill('Squire');
+    await form.getByLabel('Image URL').fill('https://images.example.com/squire.png');
+    await form.getByRole('button', { name: 'Upload avatar' }).click();
+    await waitForState(page, 'squire.hna', 'Failed');
+    const row = job(page, 'squire.hna');
+    await row.getByRole('button', { name: 'Edit the details of squire.hna' }).waitFor();
+    expect(await row.getByRole('button', { name: /Retry/ }).count()).toBe(0);
+    expect(await row.getByTestId('job-status').textContent()).toBe('Refused by the host, nothing was kept');
+    // The form is open again with the host's reason on the field and what was typed.
+    const reopened = page.getByRole('form', { name: 'Details of squire.hna' });
+    await reopened
+      .getByText('Image URL must be empty, on this host or on an allowed image domain (i.imgur.com)')
+      .waitFor();
+    expect(await reopened.getByLabel('Name', { exact: true }).inputValue()).toBe('Squire');
+    await page.screenshot({ path: '/tmp/ui18-uploads-edit-details.png', fullPage: true });
+    expect((await contentOf(creator)).Uploads).toEqual([]);
+    expect(await filesOnDisk(creator)).toEqual([]);
+    await reopened.getByRole('button', { name: 'Discard' }).click();
+    await row.getByRole('button', { name: 'Edit the details of squire.hna' }).click();
+    await reopened.getByLabel('Image URL').fill('https://i.imgur.com/squire.png');
+    await reopened.getByRole('button', { name: 'Upload avatar' }).click();
+    await waitForState(page, 'squire.hna', 'Uploaded');
+    expectNoProblems(tab);
+  });
+
+  it('keeps avatar names readable at 800 px, and Update replaces the build the avatar has', async () => {
+    const creator = await makeCreator();
+    await seed(creator, 'lantern.hna', bytes(10_000, 'lantern'), {
+      field: 'avatarMeta',
+      value: {
+        Name: 'Lantern Keeper of the Old Mill',
+        Description: '',
+        Publicity: 0,
+        BuildPlatform: 0,
+        Tags: [],
+        ImageURL: '',
+      },
+    });
+    tab = await openTab(browser, { viewport: { width: 800, height: 900 } });
+    const { page } = tab;
+    await fakeImageSites(page);
+    await openUploads(page, creator);
+    const row = page.getByTestId('avatar-matrix').getByTestId('asset-row');
+    const name = row.locator('.asset-name');
+    await name.waitFor();
+    const box = await name.boundingBox();
+    expect(box!.width).toBeGreaterThan(200);
+    expect(await name.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
+    expect(await fitsViewport(page)).toBe(true);
+    await page.screenshot({ path: '/tmp/ui18-uploads-800.png', fullPage: true });
+
+    await row.getByRole('button', { name: 'Update Lantern Keeper of the Old Mill' }).click();
+    await chooseFiles(page, /Choose files|Choose another file/, [
+      { name: 'lantern-2.hna', buffer: bytes(11_000, 'lantern-2') },
+    ]);
+    const form = page.getByRole('form', { name: 'Details of lantern-2.hna' });
+    expect(await form.getByRole('radio', { name: /Windows/ }).isChecked()).toBe(true);
+    await form.getByText('Replaces its Windows build; the old one is deleted.').waitFor();
+    await form.getByRole('radio', { name: /Android/ }).check();
+    await form.getByText('Adds an Android build. The Windows build stays.').waitFor();
+    for (const theme of ['dark', 'light'] as const) {
+      await chooseTheme(page, theme);
+      await page.screenshot({ path: `/tmp/ui18-upload-form-${theme}.png`, fullPage: true });
+      expect(await seriousViolations(page), theme).toEqual([]);
+    }
     expectNoProblems(tab);
   });
 
@@ -750,7 +829,17 @@ describe('uploads in a real browser', { timeout: 60_000 }, () => {
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Tab');
     expect(await pick.evaluate((el) => el === document.activeElement)).toBe(true);
-    expect(await pick.evaluate((el) => getComputedStyle(el).boxShadow)).toContain('rgba(143, 130, 255');
+    // The theme's focus ring (light here: headless Chromium's system setting), as any element with it draws it.
+    const ring = await pick.evaluate((el) => {
+      const probe = document.createElement('div');
+      probe.style.boxShadow = 'var(--focus)';
+      document.body.append(probe);
+      const expected = getComputedStyle(probe).boxShadow;
+      probe.remove();
+      return { shadow: getComputedStyle(el).boxShadow, expected };
+    });
+    expect(ring.expected).toMatch(/rgba?\(/);
+    expect(ring.shadow).toContain(ring.expected);
     await page.keyboard.press('Enter');
     const chooser = await chooserOpened;
     await chooser.setFiles({
@@ -805,9 +894,36 @@ describe('uploads on a host with a small size limit', { timeout: 60_000 }, () =>
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  it("refuses a file over the host's published limit when it is picked, sending nothing", async () => {
+    tab = await openTab(browser);
+    const { page } = tab;
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (/\/api\/v1\/upload(Part)?$/.test(request.url())) sent.push(request.url());
+    });
+    await page.goto(server.url);
+    await signIn(page, OWNER.username, OWNER.password);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Uploads' }).click();
+    await page.getByText(/up to 100 kB each/).waitFor();
+    await page
+      .getByTestId('upload-input')
+      .setInputFiles([{ name: 'big.png', mimeType: 'image/png', buffer: Buffer.alloc(120_000, 1) }]);
+    await page.getByText('“big.png” is 120 kB; this host takes files up to 100 kB.').waitFor();
+    expect(await page.getByTestId('upload-job').count()).toBe(0);
+    expect(sent).toEqual([]);
+    expectNoProblems(tab);
+  });
+
   it('says in words that a file is over the limit, whole or in parts, and keeps nothing', async () => {
     tab = await openTab(browser);
     const { page } = tab;
+    // A host that does not publish its rules (an older one answers an unknown call so): the host's own refusal
+    // is shown in words.
+    await page.route('**/api/v1/uploadRules', (route) =>
+      route.fulfill({
+        json: { success: false, message: 'Not found', result: { error: { code: 'NOT_FOUND' } } },
+      }),
+    );
     await page.goto(server.url);
     await page.evaluate(() => {
       localStorage.setItem('hnx.chunkThreshold', String(150_000));
@@ -835,5 +951,125 @@ describe('uploads on a host with a small size limit', { timeout: 60_000 }, () =>
     expect(await readdir(join(dataDir, 'files')).catch(() => [])).toEqual([]);
     expect(await page.evaluate(() => localStorage.getItem('hnx.uploads.resume'))).toBe('[]');
     expectNoProblems(tab);
+  });
+});
+
+async function waitForJob(page: Page, fileName: string, state: string, timeout = 15_000): Promise<void> {
+  await page
+    .getByTestId('upload-job')
+    .filter({ hasText: fileName })
+    .getByTestId('job-state')
+    .filter({ hasText: state })
+    .waitFor({ timeout });
+}
+
+describe('uploads across a host restart', { timeout: 90_000 }, () => {
+  let server: HostServer;
+  let dataDir: string;
+  let browser: Browser;
+  let tab: Tab | undefined;
+  const config = () => ({
+    dataDir,
+    host: '127.0.0.1',
+    port: server?.port ?? 0,
+    uiDir: UI_DIR,
+    passwordHash: { memoryCost: 1024, timeCost: 1, concurrency: 2 },
+  });
+
+  beforeAll(async () => {
+    requireBuiltUi();
+    dataDir = await mkdtemp(join(tmpdir(), 'hypernex-e2e-restart-'));
+    server = await createServer(config());
+    await server.setup.setupOwner({ setupSecret: server.setupSecret!, ...OWNER });
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await tab?.close();
+    await browser?.close();
+    await server?.close().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('waits for a stopped host with one honest message, and continues uploads by itself when it is back', async () => {
+    tab = await openTab(browser);
+    const { page } = tab;
+    await page.goto(server.url);
+    await page.evaluate(() => {
+      localStorage.setItem('hnx.chunkThreshold', String(64 * 1024));
+      localStorage.setItem('hnx.chunkSize', String(64 * 1024));
+    });
+    await signIn(page, OWNER.username, OWNER.password);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Uploads' }).click();
+    await page.locator('[data-testid="shell-connection"][data-health="connected"]').waitFor();
+    // A slow uplink keeps the chunked upload going long enough to stop the host in the middle of it.
+    const cdp = await tab.context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: 256 * 1024,
+    });
+    const world = bytes(12 * 64 * 1024, 'harbour');
+    await page
+      .getByTestId('upload-input')
+      .setInputFiles([{ name: 'harbour.hnw', mimeType: 'application/octet-stream', buffer: world }]);
+    const form = page.getByRole('form', { name: 'Details of harbour.hnw' });
+    await form.getByLabel('Name', { exact: true }).fill('Harbour');
+    await form.getByRole('button', { name: 'Upload world' }).click();
+    const harbour = page.getByTestId('upload-job').filter({ hasText: 'harbour.hnw' });
+    await harbour
+      .getByTestId('job-status')
+      .filter({ hasText: /part [3-9] of 12/ })
+      .waitFor({ timeout: 15_000 });
+
+    await server.close();
+    await waitForJob(page, 'harbour.hnw', 'Waiting for host');
+    await page.getByTestId('host-down-banner').waitFor({ timeout: 15_000 });
+    expect(await harbour.getByTestId('job-status').textContent()).toMatch(
+      /^The host cannot be reached\. Stopped at .+; the rest goes when it is back, by itself\./,
+    );
+    // An upload started while the host is down says the same, once, and nothing about a refusal.
+    await page
+      .getByTestId('upload-input')
+      .setInputFiles([{ name: 'flag.png', mimeType: 'image/png', buffer: PNG }]);
+    await waitForJob(page, 'flag.png', 'Waiting for host');
+    const flag = page.getByTestId('upload-job').filter({ hasText: 'flag.png' });
+    expect(await flag.getByTestId('job-status').textContent()).toBe(
+      'The host cannot be reached. This upload starts again by itself when it is back.',
+    );
+    expect(await flag.getByTestId('job-error').count()).toBe(0);
+    expect(await flag.getByRole('button', { name: /Retry/ }).count()).toBe(0);
+    await page.screenshot({ path: '/tmp/ui18-uploads-host-down.png', fullPage: true });
+
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: -1,
+    });
+    server = await createServer(config());
+    // No click: both finish once the host is back.
+    await waitForJob(page, 'harbour.hnw', 'Uploaded', 45_000);
+    await waitForJob(page, 'flag.png', 'Uploaded', 45_000);
+    // The world is whole on the host: its build is the file as sent, byte for byte.
+    const owner = server.users.byUsername(OWNER.username)!;
+    const stored = [...server.uploads.allWorlds()].find((w) => w.Name === 'Harbour')!;
+    const build = server.uploads.fileRecord(owner.Id, stored.Builds[0]!.FileId)!;
+    expect(build.Hash).toBe(md5(world));
+    expect(
+      server.uploads
+        .filesOf(owner.Id)
+        .map((f) => f.OriginalName)
+        .sort(),
+    ).toEqual(['flag.png', 'harbour.hnw']);
+    await page.screenshot({ path: '/tmp/ui18-uploads-host-back.png', fullPage: true });
+    // The browser logged the refused connections while the host was down; nothing else went wrong.
+    expect(
+      tab.problems.filter(
+        (p) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|WebSocket/.test(p),
+      ),
+    ).toEqual([]);
   });
 });

@@ -7,6 +7,13 @@ import {
   type Presence,
 } from '../../renderer/features/friends/friends-model.js';
 import {
+  inviteCodeState,
+  maxUsesOf,
+  usesCountProblem,
+  usesText,
+} from '../../renderer/features/host/host-admin-model.js';
+import type { InviteCodeDto } from '../../server/protocol/host-info.js';
+import {
   bindAddressProblem,
   bridgeErrorText,
   dataDirProblem,
@@ -222,5 +229,45 @@ describe('host settings', () => {
         ),
       ),
     ).toBe('port must be a whole number');
+  });
+});
+
+describe('host administration model', () => {
+  const code = (over: Partial<InviteCodeDto>): InviteCodeDto => ({
+    id: 'invcode_1',
+    label: '',
+    singleUse: false,
+    maxUses: 0,
+    createdAt: 1000,
+    createdBy: 'user_1',
+    expiresAt: 0,
+    uses: [],
+    revoked: false,
+    active: true,
+    ...over,
+  });
+  const used = (n: number) => Array.from({ length: n }, (_, i) => ({ userId: `user_${i}`, at: 1000 }));
+
+  it('says why a code can or cannot be used, revoked first', () => {
+    expect(inviteCodeState(code({}), 2000)).toBe('active');
+    expect(inviteCodeState(code({ maxUses: 2, uses: used(2) }), 2000)).toBe('usedUp');
+    expect(inviteCodeState(code({ expiresAt: 1500 }), 2000)).toBe('expired');
+    expect(inviteCodeState(code({ revoked: true, maxUses: 1, uses: used(1) }), 2000)).toBe('revoked');
+  });
+
+  it('counts uses in words', () => {
+    expect(usesText(code({ maxUses: 5, uses: used(2) }))).toBe('Used 2 of 5 times');
+    expect(usesText(code({ maxUses: 0, uses: used(1) }))).toBe('Used once, no limit');
+    expect(usesText(code({ maxUses: 1 }))).toBe('Single use, unused');
+  });
+
+  it('takes a number of sign-ups from 2 to the host limit, and maps the choice to maxUses', () => {
+    expect(usesCountProblem('10')).toBeUndefined();
+    expect(usesCountProblem('1')).toMatch(/Once/);
+    expect(usesCountProblem('ten')).toMatch(/whole number/);
+    expect(usesCountProblem('10001')).toMatch(/No limit/);
+    expect([maxUsesOf('once', '9'), maxUsesOf('unlimited', '9'), maxUsesOf('count', ' 9 ')]).toEqual([
+      1, 0, 9,
+    ]);
   });
 });

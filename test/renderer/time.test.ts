@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatRelative, isEffectivelyForever } from '../../renderer/shared/time.js';
+import { formatPast, formatRelative, isEffectivelyForever } from '../../renderer/shared/time.js';
 
 describe('renderer time formatting', () => {
   const now = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -19,5 +19,12 @@ describe('renderer time formatting', () => {
   it('treats a ban ending in a century as having no end date', () => {
     expect(isEffectivelyForever(at(100 * 365 * 86400), now)).toBe(true);
     expect(isEffectivelyForever(at(365 * 86400), now)).toBe(false);
+  });
+
+  it('says a past moment in the past tense, never "in 7 seconds", even when it is a little ahead of now', () => {
+    expect(formatPast(at(-7), now)).toBe('7 seconds ago');
+    expect(formatPast(at(-2 * 86400), now)).toBe('2 days ago');
+    expect(formatPast(at(0), now)).toBe('just now');
+    expect(formatPast(at(7), now)).toBe('just now');
   });
 });

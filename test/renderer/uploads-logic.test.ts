@@ -274,6 +274,32 @@ describe('the details form against the shared rules', () => {
     expect(metaProblems('avatar', values({ image: 'https://i.imgur.com/a.png' }))).toEqual({});
   });
 
+  it("applies the host's published image domains and local hosts before sending, in the host's words", () => {
+    const rules = { allowedImageDomains: ['i.imgur.com'], localHosts: ['192.168.1.20:5180'] };
+    const world = values({
+      image: 'https://images.example.com/a.png',
+      icons: [
+        'https://i.imgur.com/ok.png',
+        'http://elsewhere.test/x.png',
+        'http://192.168.1.20:5180/file/u/f',
+      ],
+      scripts: ['http://192.168.1.20:5180/file/u/s1', 'https://i.imgur.com/s2.lua'],
+    });
+    expect(metaProblems('world', world, rules)).toEqual({
+      image: 'Thumbnail URL must be empty, on this host or on an allowed image domain (i.imgur.com)',
+      'icons.1': 'Icon 2 must be on this host or on an allowed image domain (i.imgur.com)',
+      scripts: 'Server script 2 must be a file URL on this host',
+    });
+    // Without the rules only the shape is checked; the host then answers for the domain.
+    expect(metaProblems('world', world)).toEqual({});
+    expect(
+      metaProblems('avatar', values({ image: 'https://i.imgur.com/a.png' }), {
+        ...rules,
+        allowedImageDomains: [],
+      }),
+    ).toEqual({ image: 'Image URL must be empty, on this host or on an allowed image domain (none)' });
+  });
+
   it("puts the host's field errors on the fields and keeps the rest as sentences", () => {
     expect(
       mapServerFields('world', {

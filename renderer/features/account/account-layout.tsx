@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { ThemeToggle } from '../../shared/theme-toggle.js';
 import { BrandMark } from '../../shared/ui.js';
 
 /** The centred card every signed-out screen (sign in, setup, ban) sits in. */
@@ -12,6 +13,7 @@ export function AccountLayout({ children, wide = false }: { children: ReactNode;
             <p className="brand-name">Hypernex Companion</p>
             <p className="brand-host">{window.location.host}</p>
           </div>
+          <ThemeToggle />
         </header>
         {children}
       </div>

@@ -5,6 +5,8 @@ import { useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
 import { formatDate } from '../../shared/time.js';
 import { Alert, FormStatus, PasswordField, SubmitButton, TextField } from '../../shared/ui.js';
+import { AlertsCard } from './alerts-card.js';
+import { ChangePasswordCard } from './change-password-card.js';
 import { PronounsCard } from './pronouns-card.js';
 
 /** Your own account: what the host knows about you, and two-factor sign-in. */
@@ -50,7 +52,9 @@ export function AccountPage() {
         </dl>
       </section>
       <PronounsCard />
+      <ChangePasswordCard />
       <TwoFactorCard />
+      <AlertsCard />
     </div>
   );
 }

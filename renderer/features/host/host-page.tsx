@@ -18,24 +18,39 @@ import {
   settingsPatch,
 } from './host-model.js';
 import { ClientBuildsCard } from './client-builds-card.js';
+import { GameServerTokensCard, HostStatusCard, InviteCodesCard } from './host-admin.js';
 
-/** The embedded host as its owner sees it in the desktop window: state, addresses, clients, settings. */
+/**
+ * The host's screen. The desktop window adds what only it can do (start, stop, bind address, port, data folder);
+ * the owner and admins get the administration cards in any window (issue 18): in a browser the host status
+ * comes from the API instead of the desktop bridge.
+ */
 export function HostPage() {
   const bridge = hostBridge();
   const { user } = useSession();
-  // Admins publish client builds from any browser; the rest of the screen is the desktop window's.
-  const builds = user.Rank >= Rank.Admin ? <ClientBuildsCard /> : null;
+  const admin = user.Rank >= Rank.Admin;
+  const cards = admin ? (
+    <>
+      <InviteCodesCard />
+      <GameServerTokensCard />
+      <ClientBuildsCard />
+    </>
+  ) : null;
   if (!bridge) {
     return (
       <div className="page">
-        <Alert tone="info" title="Only in the desktop app">
-          Host controls are available in the Hypernex Companion window on the machine that runs the host.
-        </Alert>
-        {builds}
+        <header className="page-header">
+          <h1>Host</h1>
+          <p className="muted">
+            The server your community uses: who can reach it, who is connected, and who may join.
+          </p>
+        </header>
+        {admin ? <HostStatusCard /> : null}
+        {cards}
       </div>
     );
   }
-  return <HostControls bridge={bridge}>{builds}</HostControls>;
+  return <HostControls bridge={bridge}>{cards}</HostControls>;
 }
 
 function HostControls({ bridge, children }: { bridge: HostBridge; children?: ReactNode }) {

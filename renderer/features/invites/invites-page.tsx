@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { InviteRequestDto } from '../../../server/protocol/socket.js';
+import { askNotificationPermission, notificationState } from '../../shared/alerts.js';
 import { describeError } from '../../shared/api-client.js';
 import { SocketHealthIndicator } from '../../shared/socket-context.js';
 import { formatDateTime, formatRelative, localTimeZone } from '../../shared/time.js';
@@ -44,6 +45,8 @@ export function InvitesPage() {
         </div>
         <SocketHealthIndicator />
       </header>
+
+      <NotificationOffer />
 
       <Alert tone="info" title="Answering needs an instance">
         <span id="answer-reason">
@@ -205,4 +208,24 @@ function usePageVisible(): boolean {
     return () => document.removeEventListener('visibilitychange', onChange);
   }, []);
   return visible;
+}
+
+/** In a browser that has not been asked yet: one click to be notified of requests while the tab is hidden. */
+function NotificationOffer() {
+  const [state, setState] = useState(notificationState);
+  if (state !== 'default') return null;
+  return (
+    <div className="notification-offer" data-testid="notification-offer">
+      <p className="muted small">
+        Want to know of a request while this tab is in the background? The browser asks once.
+      </p>
+      <button
+        type="button"
+        className="button secondary small"
+        onClick={() => void askNotificationPermission().then(setState)}
+      >
+        Turn on notifications
+      </button>
+    </div>
+  );
 }

@@ -9,6 +9,7 @@ import {
   type ReactNode,
 } from 'react';
 import { ServerMessage, type InviteRequestDto } from '../../../server/protocol/socket.js';
+import { alertPerson } from '../../shared/alerts.js';
 import { describeError } from '../../shared/api-client.js';
 import { useOpenSection } from '../../shared/navigation.js';
 import { useSession } from '../../shared/session.js';
@@ -16,7 +17,6 @@ import { useSocketEvent, useSocketStatus } from '../../shared/socket-context.js'
 import { useToasts } from '../../shared/toast.js';
 import { useNow } from '../../shared/use-now.js';
 import { effectiveState, fromLiveRequest, mergeRequests } from './invite-state.js';
-import { notifyNatively } from './notify.js';
 
 export type SettableState = 'seen' | 'answered' | 'dismissed';
 
@@ -110,7 +110,26 @@ export function InvitesProvider({ children }: { children: ReactNode }) {
           },
         ],
       });
-      notifyNatively(title, `${who} sent you an invite request.`, request.requestId);
+      alertPerson(title, `${who} sent you an invite request.`, request.requestId);
+    } else if (
+      event.message === ServerMessage.friendRequest &&
+      event.result.targetUserId === user.Id &&
+      event.result.fromUserId !== user.Id
+    ) {
+      // Pushed to every screen (the Friends screen updates its own lists): say so wherever the person is.
+      const who = event.result.user.Username || 'Someone';
+      toasts.show({
+        id: `friend-${event.result.fromUserId}`,
+        tone: 'info',
+        title: `${who} sent you a friend request`,
+        body: 'Accept or decline it under Friends',
+        actions: [{ label: 'View', onClick: () => openSection('friends') }],
+      });
+      alertPerson(
+        `${who} sent you a friend request`,
+        'Accept or decline it under Friends.',
+        `friend-${event.result.fromUserId}`,
+      );
     } else if (event.message === ServerMessage.inviteRequestUpdated) {
       const { request } = event.result;
       setRequests((old) => mergeRequests(old, [request]));

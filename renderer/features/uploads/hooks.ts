@@ -1,6 +1,8 @@
 import { useEffect, useEffectEvent, useMemo, useState, useSyncExternalStore } from 'react';
-import { describeError } from '../../shared/api-client.js';
+import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
+import { call, describeError } from '../../shared/api-client.js';
 import { useSession } from '../../shared/session.js';
+import { useSocketStatus } from '../../shared/socket-context.js';
 import type { MyContent } from './content-api.js';
 import { uploadQueueFor, type QueueSnapshot, type UploadQueue } from './upload-queue.js';
 
@@ -57,4 +59,39 @@ export function useMyContent(refreshKey: string): ContentState & { reload(): voi
       setVersion((v) => v + 1);
     },
   };
+}
+
+/**
+ * Every rule the host applies to an upload (`GET uploadRules`: allowed image domains, size limit…), so the form
+ * checks them before a byte goes. Asked again when the connection to the host comes back (it may have restarted
+ * with other settings). null until known, or when the host does not answer: the host still checks everything.
+ */
+export function useUploadRules(): UploadRulesDto | null {
+  const [rules, setRules] = useState<UploadRulesDto | null>(null);
+  const { connection } = useSocketStatus();
+  useEffect(() => {
+    let live = true;
+    call<UploadRulesDto>('uploadRules')
+      .then((r) => {
+        if (live) setRules(r);
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [connection]);
+  return rules;
+}
+
+/**
+ * Mounted by the shell on every screen: tells this session's upload list whether the host can be reached, so
+ * uploads an outage stopped continue by themselves when it returns, whichever screen is open (issue 18).
+ */
+export function UploadsFollowConnection(): null {
+  const { session } = useSession();
+  const { health } = useSocketStatus();
+  useEffect(() => {
+    uploadQueueFor(session).setHostReachable(health === 'connected');
+  }, [session, health]);
+  return null;
 }

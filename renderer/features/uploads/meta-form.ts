@@ -1,6 +1,8 @@
 import { BuildPlatform, Publicity } from '../../../server/protocol/enums.js';
 import type { FieldErrors } from '../../../server/protocol/errors.js';
+import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
 import { fieldErrorsOf } from '../../../server/protocol/schemas.js';
+import { isUrlAllowed } from '../../../server/protocol/urls.js';
 import {
   AvatarMetaInput,
   DESCRIPTION_MAX,
@@ -132,11 +134,24 @@ function isWebUrl(text: string): boolean {
   }
 }
 
+/** What the host publishes about where images may live (`uploadRules`), as the URL checks need it. */
+export type ImageRules = Pick<UploadRulesDto, 'allowedImageDomains' | 'localHosts'>;
+
+/** The host's own sentence for an image URL it does not allow (server/services/uploads.ts). */
+export function domainReason(rules: ImageRules, allowEmpty: boolean): string {
+  return `must be ${allowEmpty ? 'empty, ' : ''}on this host or on an allowed image domain (${rules.allowedImageDomains.join(', ') || 'none'})`;
+}
+
 /**
- * Problems the host would refuse, found before sending: the shared zod rules plus the URL shape. Whether an image
- * host is allowed only the host knows (its allowed-domain list), so that refusal comes back after sending.
+ * Problems the host would refuse, found before sending: the shared zod rules, the URL shape and, once the host's
+ * published rules are known (`uploadRules`), its allowed image domains and that server scripts are its own files.
+ * Without the rules (an older host, or the call failed) the host's refusal comes back after sending instead.
  */
-export function metaProblems(kind: AssetKind, values: MetaValues): MetaErrors {
+export function metaProblems(
+  kind: AssetKind,
+  values: MetaValues,
+  rules: ImageRules | null = null,
+): MetaErrors {
   const errors: MetaErrors = {};
   const parsed =
     kind === 'avatar'
@@ -151,9 +166,14 @@ export function metaProblems(kind: AssetKind, values: MetaValues): MetaErrors {
   if (values.name.trim() === '' && errors.name === undefined) {
     errors.name = `Give the ${kind} a name`;
   }
+  const urlRules = rules ? { allowedDomains: rules.allowedImageDomains, localHosts: rules.localHosts } : null;
   const image = values.image.trim();
-  if (image !== '' && !isWebUrl(image) && errors.image === undefined) {
-    errors.image = `${imageLabel(kind)} must be a web address starting with https:// or http://`;
+  if (image !== '' && errors.image === undefined) {
+    if (!isWebUrl(image)) {
+      errors.image = `${imageLabel(kind)} must be a web address starting with https:// or http://`;
+    } else if (rules && urlRules && !isUrlAllowed(image, urlRules)) {
+      errors.image = `${imageLabel(kind)} ${domainReason(rules, true)}`;
+    }
   }
   if (kind === 'world') {
     values.icons.forEach((raw, i) => {
@@ -163,7 +183,13 @@ export function metaProblems(kind: AssetKind, values: MetaValues): MetaErrors {
       if (url === '') errors[key] = `Icon ${i + 1}: enter its URL or remove the row`;
       else if (!isWebUrl(url))
         errors[key] = `Icon ${i + 1} must be a web address starting with https:// or http://`;
+      else if (rules && urlRules && !isUrlAllowed(url, urlRules))
+        errors[key] = `Icon ${i + 1} ${domainReason(rules, false)}`;
     });
+    if (urlRules && errors.scripts === undefined) {
+      const i = values.scripts.findIndex((url) => !isUrlAllowed(url, { ...urlRules, onlyLocal: true }));
+      if (i >= 0) errors.scripts = `Server script ${i + 1} must be a file URL on this host`;
+    }
   }
   return errors;
 }

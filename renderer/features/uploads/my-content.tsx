@@ -121,7 +121,9 @@ function AssetRow({
   const keepRef = useRef<HTMLButtonElement>(null);
   const name = asset.Name || 'Untitled';
   const builds = asset.Builds.map((b) => platformName(b.BuildPlatform));
-  const missing = PLATFORMS.find((p) => !asset.Builds.some((b) => b.BuildPlatform === p));
+  // "Update" replaces a build it has (Windows first); adding a missing one is that column's own button.
+  const updatePlatform =
+    PLATFORMS.find((p) => asset.Builds.some((b) => b.BuildPlatform === p)) ?? BuildPlatform.Windows;
 
   async function remove(): Promise<void> {
     setBusy(true);
@@ -202,7 +204,7 @@ function AssetRow({
             type="button"
             className="button secondary small"
             aria-label={`Update ${name}`}
-            onClick={() => onUpdate(kind, asset.Id, missing ?? BuildPlatform.Windows)}
+            onClick={() => onUpdate(kind, asset.Id, updatePlatform)}
           >
             Update
           </button>

@@ -14,6 +14,7 @@ import {
   type AvatarMetaDto,
   type WorldMetaDto,
 } from '../../../server/protocol/uploads.js';
+import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
 import { focusFirstInvalid, hasErrors } from '../../shared/form.js';
 import { Alert, FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
 import { fileIdOfUrl, fileUrl, isImageName, type MyContent } from './content-api.js';
@@ -66,10 +67,13 @@ const PLATFORM_CHOICES = [BuildPlatform.Windows, BuildPlatform.Android] as const
 export function UploadComposer({
   queue,
   content,
+  rules,
   ref,
 }: {
   queue: UploadQueue;
   content: MyContent | null;
+  /** The host's published rules; null until known (the host then refuses after sending instead). */
+  rules: UploadRulesDto | null;
   ref: Ref<ComposerHandle>;
 }) {
   const inputRef = useRef<HTMLInputElement>(null);
@@ -91,7 +95,7 @@ export function UploadComposer({
   const dragDepth = useRef(0);
 
   const kind = draft?.kind ?? null;
-  const clientErrors = attempted && kind ? metaProblems(kind, values) : {};
+  const clientErrors = attempted && kind ? metaProblems(kind, values, rules) : {};
   const errors: MetaErrors = { ...serverErrors, ...clientErrors };
   const existing = findAsset(content, kind, values.targetId);
 
@@ -137,6 +141,12 @@ export function UploadComposer({
       const fileKind = kindOfName(file.name);
       if (fileKind === null) {
         rejected.push(`“${file.name}” can't be uploaded. The host takes ${ACCEPTED_TEXT}.`);
+        continue;
+      }
+      if (rules && file.size > rules.maxFileBytes) {
+        rejected.push(
+          `“${file.name}” is ${formatBytes(file.size)}; this host takes files up to ${formatBytes(rules.maxFileBytes)}.`,
+        );
         continue;
       }
       const interrupted = queue.findInterrupted(file);
@@ -259,7 +269,7 @@ export function UploadComposer({
     if (!draft) return;
     setAttempted(true);
     setFormMessage(null);
-    const problems = metaProblems(draft.kind, values);
+    const problems = metaProblems(draft.kind, values, rules);
     if (hasErrors(problems)) {
       setServerErrors({});
       focusFirstInvalid(event.currentTarget);
@@ -347,7 +357,9 @@ export function UploadComposer({
             {draft ? 'Drop another file to replace this one' : 'Drop files here, or choose them'}
           </p>
           <p className="muted small">
-            The host takes {ACCEPTED_TEXT}. Several images or scripts can go at once.
+            The host takes {ACCEPTED_TEXT}
+            {rules ? `, up to ${formatBytes(rules.maxFileBytes)} each` : ''}. Several images or scripts can go
+            at once.
           </p>
         </div>
         <button
@@ -468,6 +480,7 @@ export function UploadComposer({
             onValueChange={(v) => setField('image', v)}
             error={errors.image}
             images={imageUrls}
+            domains={rules?.allowedImageDomains ?? null}
           />
           {kind === 'world' ? (
             <>
@@ -570,14 +583,23 @@ function ImageUrlField({
   onValueChange,
   error,
   images,
+  domains,
 }: {
   label: string;
   value: string;
   onValueChange(value: string): void;
   error: string | undefined;
   images: { url: string; name: string }[];
+  /** The host's allowed image domains; null while unknown. */
+  domains: string[] | null;
 }) {
   const listId = useId();
+  const sites =
+    domains === null
+      ? 'an allowed image site such as i.imgur.com'
+      : domains.length === 0
+        ? null
+        : `${domains.length === 1 ? 'the allowed image site' : 'an allowed image site:'} ${domains.join(', ')}`;
   return (
     <div className="image-field">
       <TextField
@@ -593,8 +615,8 @@ function ImageUrlField({
         list={listId}
         hint={
           images.length > 0
-            ? 'Optional · one of your images on this host (suggested as you type) or an allowed image site.'
-            : 'Optional · an image on this host (upload one first) or on an allowed image site such as i.imgur.com.'
+            ? `Optional · one of your images on this host (suggested as you type)${sites ? ` or on ${sites}` : ''}.`
+            : `Optional · an image on this host (upload one first)${sites ? ` or on ${sites}` : ''}.`
         }
       />
       <datalist id={listId}>

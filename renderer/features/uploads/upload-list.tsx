@@ -23,6 +23,7 @@ const STATE_LABELS: Record<Job['state'], string> = {
   uploading: 'Uploading',
   finishing: 'Finishing',
   paused: 'Paused',
+  hostDown: 'Waiting for host',
   done: 'Uploaded',
   failed: 'Failed',
   cancelled: 'Cancelled',
@@ -59,6 +60,7 @@ export function UploadList({
     running > 0 ? `${running} uploading` : null,
     waiting > 0 ? `${waiting} waiting` : null,
     count('paused') > 0 ? `${count('paused')} paused` : null,
+    count('hostDown') > 0 ? `${count('hostDown')} waiting for the host` : null,
     count('done') > 0 ? `${count('done')} uploaded` : null,
     count('failed') > 0 ? `${count('failed')} failed` : null,
   ]
@@ -122,13 +124,17 @@ function statusLine(job: Job): string {
       return 'All bytes sent. The host is checking and storing the file…';
     case 'paused':
       return `Paused at ${of}${job.parts ? ` · the host keeps ${job.parts.done} of ${job.parts.total} parts` : ''}`;
+    case 'hostDown':
+      return job.chunked && job.sent > 0
+        ? `The host cannot be reached. Stopped at ${of}; the rest goes when it is back, by itself.`
+        : 'The host cannot be reached. This upload starts again by itself when it is back.';
     case 'done':
       return `Uploaded ${size}`;
     case 'failed':
       // A refusal comes after the host read the file; only a broken connection stops partway.
-      return job.error?.code === 'NETWORK_ERROR' && job.sent > 0
-        ? `Stopped at ${of}`
-        : 'Refused by the host, nothing was kept';
+      if (job.error?.code === 'NETWORK_ERROR' || job.error?.code === 'BAD_RESPONSE')
+        return job.sent > 0 ? `Stopped at ${of}` : 'Not sent';
+      return 'Refused by the host, nothing was kept';
     case 'cancelled':
       return job.chunked && job.sent > 0
         ? 'Cancelled. Parts already sent are dropped by the host when they expire.'
@@ -161,6 +167,12 @@ function JobRow({
     ? [...(content?.Avatars ?? []), ...(content?.Worlds ?? [])].find((a) => a.Id === assetId)
     : undefined;
   const otherMissing = !asset?.Builds.some((b) => b.BuildPlatform === otherPlatform);
+  // The host refused the avatar's or world's details: editing them is the way on, not sending the same again.
+  const detailsRefused =
+    job.state === 'failed' &&
+    hasFieldErrors(job) &&
+    isAssetKind(job.kind) &&
+    !isFinalRefusal(job.error?.code ?? '');
 
   return (
     <li className="job" data-state={job.state} data-testid="upload-job">
@@ -194,7 +206,7 @@ function JobRow({
         {line}
         {job.note ? <span className="job-note"> {job.note}</span> : null}
       </p>
-      {job.error ? (
+      {job.error && job.state !== 'hostDown' ? (
         <p className="job-error" data-testid="job-error">
           {failureText(job.kind, job.error, job.chunked)}
         </p>
@@ -220,9 +232,20 @@ function JobRow({
             Resume
           </button>
         ) : null}
+        {job.state === 'hostDown' ? (
+          <button
+            type="button"
+            className="button secondary small"
+            aria-label={`Try the upload of ${name} now`}
+            onClick={() => queue.retry(job.id)}
+          >
+            Try now
+          </button>
+        ) : null}
         {job.state === 'queued' ||
         job.state === 'uploading' ||
         job.state === 'paused' ||
+        job.state === 'hostDown' ||
         job.state === 'finishing' ? (
           <button
             type="button"
@@ -239,15 +262,22 @@ function JobRow({
             Cancel
           </button>
         ) : null}
-        {job.state === 'failed' && hasFieldErrors(job) && isAssetKind(job.kind) ? (
-          <button type="button" className="button primary small" onClick={() => onFix(job)}>
-            Fix the details
-          </button>
-        ) : null}
-        {(job.state === 'failed' && !isFinalRefusal(job.error?.code ?? '')) || job.state === 'cancelled' ? (
+        {detailsRefused ? (
           <button
             type="button"
-            className={hasFieldErrors(job) ? 'button secondary small' : 'button primary small'}
+            className="button primary small"
+            aria-label={`Edit the details of ${name}`}
+            onClick={() => onFix(job)}
+          >
+            Edit details
+          </button>
+        ) : null}
+        {/* The same details would be refused again, and a file the host cannot take would be too. */}
+        {(job.state === 'failed' && !detailsRefused && !isFinalRefusal(job.error?.code ?? '')) ||
+        job.state === 'cancelled' ? (
+          <button
+            type="button"
+            className="button primary small"
             aria-label={`Retry upload of ${name}`}
             onClick={() => queue.retry(job.id)}
           >

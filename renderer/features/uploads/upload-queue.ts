@@ -24,7 +24,16 @@ import { browserStorage, readUploadSettings, type UploadSettings } from './uploa
  * person looks at another section; components read it through `subscribe`/`getSnapshot`.
  */
 
-export type JobState = 'queued' | 'uploading' | 'finishing' | 'paused' | 'done' | 'failed' | 'cancelled';
+export type JobState =
+  | 'queued'
+  | 'uploading'
+  | 'finishing'
+  | 'paused'
+  /** The connection to the host broke: it continues by itself when the host is reachable again. */
+  | 'hostDown'
+  | 'done'
+  | 'failed'
+  | 'cancelled';
 
 export interface JobSpec {
   file: File;
@@ -89,6 +98,12 @@ export interface PartStatus {
 
 /** Waits before retrying a part after the connection broke: about 15 s in all, then the job fails (resumable). */
 const RETRY_DELAYS_MS = [1000, 2000, 4000, 8000];
+/**
+ * After the connection broke (the host stopped, the network dropped), a job waits in `hostDown` and tries again
+ * after these waits, and at once when the socket says the host is back. Past the last wait it keeps waiting for
+ * the host, unless the host is reachable meanwhile: then the failure is the upload's own and it shows Retry.
+ */
+const OUTAGE_RETRY_MS = [5_000, 15_000, 30_000];
 /** Progress redraws at most this often; state changes always redraw at once. */
 const EMIT_INTERVAL_MS = 100;
 /** Refusals after which the host has dropped the chunk set (reference 5.5: "the set is spent either way"). */
@@ -101,7 +116,13 @@ const SPENT_CODES = new Set<string>([
   ErrorCode.FILE_TYPE_NOT_ALLOWED,
 ]);
 
-const LIVE_STATES: ReadonlySet<JobState> = new Set(['queued', 'uploading', 'finishing', 'paused']);
+const LIVE_STATES: ReadonlySet<JobState> = new Set([
+  'queued',
+  'uploading',
+  'finishing',
+  'paused',
+  'hostDown',
+]);
 
 export function isLive(job: Job): boolean {
   return LIVE_STATES.has(job.state);
@@ -129,6 +150,13 @@ export class UploadQueue {
   private emitTimer: ReturnType<typeof setTimeout> | null = null;
   private disposed = false;
   private credentialsRejected: (() => void) | null = null;
+  /** What the socket last said: false while the host cannot be reached. */
+  private reachable = true;
+  /** Jobs waiting for the host: how many timed tries they had, and the next one. */
+  private readonly outages = new Map<
+    number,
+    { tries: number; timer: ReturnType<typeof setTimeout> | null }
+  >();
 
   constructor(
     readonly session: Session,
@@ -157,6 +185,25 @@ export class UploadQueue {
   /** What to do when the host refuses the token mid-upload (the app's usual "session ended" path). */
   setCredentialsRejectedHandler(handler: (() => void) | null): void {
     this.credentialsRejected = handler;
+  }
+
+  /**
+   * Told by the shell whenever the connection to the host changes. When the host comes back, every upload the
+   * outage stopped continues by itself (chunked ones from the parts the host has).
+   */
+  setHostReachable(up: boolean): void {
+    const cameBack = up && !this.reachable;
+    this.reachable = up;
+    if (!cameBack || this.disposed) return;
+    let resumed = false;
+    for (const job of this.jobs) {
+      if (job.state === 'hostDown' || (job.state === 'failed' && job.error?.code === 'NETWORK_ERROR')) {
+        this.endOutage(job.id);
+        this.patch(job.id, { state: 'queued', error: null, note: 'The host is back: continuing.' }, true);
+        resumed = true;
+      }
+    }
+    if (resumed) this.pump();
   }
 
   /** The remembered interrupted upload this file would continue, if any. */
@@ -192,7 +239,17 @@ export class UploadQueue {
   /** Stops a job for good. Parts already on the host are left to expire there (there is no call to drop them). */
   cancel(id: number): void {
     const job = this.get(id);
-    if (!job || !(job.state === 'queued' || job.state === 'uploading' || job.state === 'paused')) return;
+    if (
+      !job ||
+      !(
+        job.state === 'queued' ||
+        job.state === 'uploading' ||
+        job.state === 'paused' ||
+        job.state === 'hostDown'
+      )
+    )
+      return;
+    this.endOutage(id);
     // Cancelling means "not this upload": nothing is offered for resuming afterwards.
     const chunkId = job.chunkId ?? this.findInterrupted(job.file)?.chunkId;
     if (chunkId) this.deps.resume.forget(chunkId);
@@ -211,7 +268,17 @@ export class UploadQueue {
   /** Puts a paused, failed or cancelled job back in line; chunked ones continue where the host left off. */
   retry(id: number): void {
     const job = this.get(id);
-    if (!job || !(job.state === 'paused' || job.state === 'failed' || job.state === 'cancelled')) return;
+    if (
+      !job ||
+      !(
+        job.state === 'paused' ||
+        job.state === 'failed' ||
+        job.state === 'cancelled' ||
+        job.state === 'hostDown'
+      )
+    )
+      return;
+    this.endOutage(id);
     this.patch(id, { state: 'queued', error: null, outcome: null, note: null }, true);
     this.pump();
   }
@@ -235,6 +302,7 @@ export class UploadQueue {
 
   dispose(): void {
     this.disposed = true;
+    for (const id of [...this.outages.keys()]) this.endOutage(id);
     this.active?.controller.abort();
     this.listeners.clear();
     this.failureListeners.clear();
@@ -288,7 +356,8 @@ export class UploadQueue {
   private guardUnload(): void {
     if (hostBridge()) return;
     const busy = this.jobs.some(
-      (j) => j.state === 'queued' || j.state === 'uploading' || j.state === 'finishing',
+      (j) =>
+        j.state === 'queued' || j.state === 'uploading' || j.state === 'finishing' || j.state === 'hostDown',
     );
     if (busy) window.addEventListener('beforeunload', warnBeforeLeaving);
     else window.removeEventListener('beforeunload', warnBeforeLeaving);
@@ -318,9 +387,13 @@ export class UploadQueue {
         : await this.sendWhole(job, controller.signal, report);
       // Even a cancel that came too late ends here: the host has the file, so the list says so. A note about
       // resuming stays: it explains why fewer bytes went over the wire.
+      this.endOutage(id);
       this.patch(id, { state: 'done', outcome, sent: job.file.size, speed: null, secondsLeft: null }, true);
     } catch (error) {
-      if (!(isAbort(error) || controller.signal.aborted)) {
+      if (isNetworkError(error) && !controller.signal.aborted && this.waitForHost(id, error)) {
+        // Waiting for the host: it continues by itself.
+      } else if (!(isAbort(error) || controller.signal.aborted)) {
+        this.endOutage(id);
         this.patch(
           id,
           { state: 'failed', error: jobError(error), speed: null, secondsLeft: null, note: null },
@@ -334,6 +407,40 @@ export class UploadQueue {
       if (this.active?.id === id) this.active = null;
       this.pump();
     }
+  }
+
+  /**
+   * Puts a job the connection failed into `hostDown` with its next timed try; false when it should fail instead
+   * (its timed tries are spent while the host is reachable: the problem is this upload, not the host).
+   */
+  private waitForHost(id: number, error: unknown): boolean {
+    const entry = this.outages.get(id) ?? { tries: 0, timer: null };
+    const delay = OUTAGE_RETRY_MS[entry.tries];
+    if (delay === undefined && this.reachable) return false;
+    if (entry.timer !== null) clearTimeout(entry.timer);
+    entry.timer = null;
+    if (delay !== undefined) {
+      entry.tries++;
+      entry.timer = setTimeout(() => {
+        entry.timer = null;
+        if (this.get(id)?.state !== 'hostDown') return;
+        this.patch(id, { state: 'queued', note: null }, true);
+        this.pump();
+      }, delay);
+    }
+    this.outages.set(id, entry);
+    this.patch(
+      id,
+      { state: 'hostDown', error: jobError(error), speed: null, secondsLeft: null, note: null },
+      true,
+    );
+    return true;
+  }
+
+  private endOutage(id: number): void {
+    const entry = this.outages.get(id);
+    if (entry?.timer) clearTimeout(entry.timer);
+    this.outages.delete(id);
   }
 
   private credentials(): Record<string, string> {
@@ -539,8 +646,8 @@ export class UploadQueue {
         return await attempt();
       } catch (error) {
         const delay = RETRY_DELAYS_MS[tries];
-        if (!(error instanceof ApiError && error.code === 'NETWORK_ERROR') || delay === undefined)
-          throw error;
+        // While the host is known to be down, waiting here helps nobody: the job waits for it to come back.
+        if (!isNetworkError(error) || delay === undefined || !this.reachable) throw error;
         this.patch(
           id,
           { note: `Connection lost. Trying again in ${delay / 1000} s…`, speed: null, secondsLeft: null },
@@ -580,6 +687,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+function isNetworkError(error: unknown): boolean {
+  return error instanceof ApiError && error.code === 'NETWORK_ERROR';
 }
 
 function jobError(error: unknown): JobError {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { useMyContent, useUploadQueue } from './hooks.js';
+import { useMyContent, useUploadQueue, useUploadRules } from './hooks.js';
 import { MyAssets, MyFiles } from './my-content.js';
 import { UploadComposer, type ComposerHandle } from './upload-composer.js';
 import { hasFieldErrors } from './upload-queue.js';
@@ -16,6 +16,7 @@ export function UploadsPage() {
     .map((j) => j.id)
     .join(',');
   const content = useMyContent(doneKey);
+  const rules = useUploadRules();
 
   // A refusal with field reasons reopens the form next to those fields, unless something else is being filled in.
   useEffect(
@@ -57,7 +58,7 @@ export function UploadsPage() {
       <p className="visually-hidden" role="status">
         {announcement}
       </p>
-      <UploadComposer ref={composer} queue={queue} content={content.content} />
+      <UploadComposer ref={composer} queue={queue} content={content.content} rules={rules} />
       <UploadList
         queue={queue}
         snapshot={snapshot}

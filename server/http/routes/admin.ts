@@ -33,6 +33,7 @@ export function adminRoutes(router: Router, core: HostCore): void {
       {
         label: input.label ?? '',
         singleUse: input.singleUse ?? true,
+        ...(input.maxUses !== undefined ? { maxUses: input.maxUses } : {}),
         expiresInSeconds: input.expiresInSeconds ?? 0,
       },
       me.Id,

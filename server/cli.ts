@@ -39,6 +39,8 @@ Options:
   --require-invite-code      sign-up needs an invite code
   --invite-code CODE         a valid invite code (repeatable)
   --allowed-domain HOST      image host allowed in URLs besides this host (repeatable; default i.imgur.com)
+  --allowed-origin ORIGIN    web page origin allowed to use the API and socket besides this host's own addresses,
+                             e.g. a dashboard's https://dashboard.example.com (repeatable; * allows any page)
   --game-server-token TOKEN  a token game servers may authenticate with (repeatable)
   --allow-any-game-server    accept any game server
   --no-ui                    serve only the API, not the web UI
@@ -81,6 +83,7 @@ async function serve(argv: string[]): Promise<number> {
       'require-invite-code': { type: 'boolean' },
       'invite-code': { type: 'string', multiple: true },
       'allowed-domain': { type: 'string', multiple: true },
+      'allowed-origin': { type: 'string', multiple: true },
       'allow-any-game-server': { type: 'boolean' },
       'game-server-token': { type: 'string', multiple: true },
       'no-ui': { type: 'boolean' },
@@ -120,6 +123,7 @@ async function serve(argv: string[]): Promise<number> {
     ...(values['require-invite-code'] && { requireInviteCode: true }),
     ...(values['invite-code'] && { globalInviteCodes: values['invite-code'] }),
     ...(values['allowed-domain'] && { allowedDomains: values['allowed-domain'] }),
+    ...(values['allowed-origin'] && { allowedOrigins: values['allowed-origin'] }),
     ...(values['allow-any-game-server'] && { allowAnyGameServer: true }),
     ...(values['game-server-token'] && { gameServerTokens: values['game-server-token'] }),
     ...(level !== undefined && { logLevel: level as ConfigOverrides['logLevel'] }),

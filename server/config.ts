@@ -28,6 +28,12 @@ export interface HostConfig {
   hideBannedUsersContent: boolean;
   /** Image hosts allowed in avatar/world/profile URLs besides the host itself (reference 5.6). */
   allowedDomains: string[];
+  /**
+   * Web origins (e.g. https://dashboard.example.com) whose pages may call the API and open sockets, besides this
+   * host's own addresses (always allowed); "*" allows any page. Requests without an Origin (native clients) are
+   * not concerned.
+   */
+  allowedOrigins: string[];
   /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
   fsync: boolean;
   /**
@@ -84,6 +90,11 @@ export interface HostConfig {
     heartbeatMs: number;
     /** Largest incoming message in bytes; a larger one closes the socket (ws code 1009). */
     maxMessageBytes: number;
+    /**
+     * Bytes sent to a socket and not yet taken by its client (ws's bufferedAmount) beyond which the socket is
+     * dropped: a client that stops reading must not grow the host's memory.
+     */
+    maxBufferedBytes: number;
     /** Sustained messages per second per socket, and the burst allowed above it. */
     messagesPerSecond: number;
     messageBurst: number;
@@ -131,6 +142,7 @@ export function defaultConfig(): HostConfig {
     gameServerTokens: [],
     instances: { requestTimeoutMs: 5000 },
     allowedDomains: ['i.imgur.com'],
+    allowedOrigins: [],
     hideBannedUsersContent: true,
     fsync: true,
     leanLane: true,
@@ -153,6 +165,7 @@ export function defaultConfig(): HostConfig {
       port: null,
       heartbeatMs: 10_000,
       maxMessageBytes: 64 * 1024,
+      maxBufferedBytes: 1024 * 1024,
       messagesPerSecond: 20,
       messageBurst: 60,
       verifyTimeoutMs: 60_000,

@@ -312,7 +312,10 @@ export async function createServer(
   let socketPort = config.socket.port ?? config.port;
   try {
     const app = createHttpApp({ ...core, core, socketPort: () => socketPort });
-    const server = createHttpServer(app.listener);
+    // Requests without Host get the envelope too (Node would answer a bare 400), and so does what its parser refuses.
+    const server = createHttpServer({ requireHostHeader: false }, app.listener);
+    server.on('clientError', app.clientError);
+    server.on('checkExpectation', app.listener); // an unknown Expect is served as usual, not a bare 417
     http = server;
     server.keepAliveTimeout = 65_000;
     await listen(server, config.port, config.host);
@@ -331,6 +334,8 @@ export async function createServer(
       ids: core.ids,
       clock: core.clock,
       avatarSharing: createAvatarSharing({ ...core, presence: hub }),
+      originAllowed: app.origins.allows,
+      refuseUpgrade: app.refuseUpgrade,
     });
     socketPort = port;
     if (config.socket.port !== null) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
@@ -8,8 +9,12 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import send from 'koa-send';
 import type { HostCore } from '../host.js';
+import { AppError } from '../errors.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { ClientErrors, refuseOnSocket } from './client-errors.js';
 import { envelopeFunnel, isApiPath } from './envelope.js';
 import { LeanLane, REQUEST_ID } from './lean.js';
+import { createOriginPolicy, type OriginPolicy } from './origins.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
 import { uploadGuard } from './upload-guard.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -44,20 +49,44 @@ const UI_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: http: https:; " +
   "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
+/**
+ * UI pages send no Referer anywhere: the app reads none, and addresses of this host (and the screen a user is on)
+ * have no business reaching the image hosts its pages load from.
+ */
+const UI_REFERRER_POLICY = 'no-referrer';
+
+/** Said to a page of another origin; the host's owner can allow it. */
+const ORIGIN_REFUSED =
+  "This host does not accept requests from this web page's origin. Its owner can allow the origin with " +
+  '--allowed-origin (allowedOrigins in the configuration).';
+
 export type HttpApp = Koa & {
   apiRouter: Router;
   lane: LeanLane;
   /** The request listener for node:http: the lean lane first, Koa for everything else. */
   listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The http server's `clientError` listener: what Node's parser refuses is answered as an envelope too. */
+  clientError: (error: Error & { code?: string }, socket: Duplex) => void;
+  origins: OriginPolicy;
+  /** Answers a socket upgrade refused for its origin, as an envelope. */
+  refuseUpgrade: (socket: Duplex) => void;
 };
 
 export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   const app = new Koa();
+  const origins = createOriginPolicy({
+    configured: httpDeps.config.allowedOrigins,
+    host: httpDeps.config.host,
+    publicUrl: httpDeps.config.publicUrl,
+    port: httpDeps.port,
+    lanUrls: httpDeps.lanUrls,
+  });
   const lane = new LeanLane({
     prefix: '/api/v1',
     jsonLimit: httpDeps.config.limits.jsonBodyBytes,
     log: httpDeps.log,
     enabled: httpDeps.config.leanLane,
+    originAllowed: origins.allows,
   });
   const deps: RouteDeps = { ...httpDeps, lane };
   app.silent = true;
@@ -87,9 +116,27 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
     }
   });
 
-  // As the real server's cors(): any origin, no credentials, preflight answered 204.
-  app.use(cors({ origin: '*', allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE' }));
+  // As the real server's cors() (no credentials, preflight answered 204) for the origins allowed; `*` for
+  // requests that name none (native clients). A page of another origin gets no CORS headers...
+  app.use(
+    cors({
+      origin: (ctx) => {
+        const origin = ctx.get('Origin');
+        return origin === '' ? '*' : origins.allows(origin) ? origin : '';
+      },
+      allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE',
+    }),
+  );
   app.use(envelopeFunnel(deps.log));
+  // ... and the API refuses it outright: a form post or a "simple" fetch would otherwise act before the browser
+  // hides the answer from the page.
+  app.use(async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    if (origin !== '' && isApiPath(ctx.path) && !origins.allows(origin)) {
+      throw new AppError(ErrorCode.ORIGIN_NOT_ALLOWED, ORIGIN_REFUSED);
+    }
+    return next();
+  });
   // Before the body parsers: a JSON upload's body counts against the anonymous-upload limits too.
   app.use(uploadGuard(deps.config.uploads));
   const parseSmall = bodyParser({
@@ -139,6 +186,7 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   docsRouter.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    ctx.set('Referrer-Policy', UI_REFERRER_POLICY);
     ctx.body = apiDocs().page;
   });
   app.use(api.routes());
@@ -146,16 +194,25 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
 
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));
   const koa = app.callback();
+  const clientErrors = new ClientErrors(deps.log);
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    clientErrors.track(req, res);
+    const url = req.url;
+    // "//api/v1/x" (a client's base address with a trailing slash) is "/api/v1/x", in both lanes.
+    if (url !== undefined && url.startsWith('//')) req.url = url.replace(/^\/+/, '/');
     if (!lane.handle(req, res)) void koa(req, res);
   };
-  return Object.assign(app, { apiRouter: api, lane, listener });
+  const clientError = clientErrors.listener;
+  const refuseUpgrade = (socket: Duplex): void =>
+    refuseOnSocket(socket, ErrorCode.ORIGIN_NOT_ALLOWED, ORIGIN_REFUSED);
+  return Object.assign(app, { apiRouter: api, lane, listener, clientError, origins, refuseUpgrade });
 }
 
 /** The built renderer at `/`, with index.html for any other page path (client-side routes). */
 function serveUi(root: string): Koa.Middleware {
   return async (ctx, next) => {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || isApiPath(ctx.path)) return next();
+    ctx.set('Referrer-Policy', UI_REFERRER_POLICY);
     const path = ctx.path === '/' ? '/index.html' : ctx.path;
     let served: string | undefined;
     try {

@@ -47,8 +47,11 @@ interface LeanRoute {
 /** X-Request-Id values we echo; anything else gets a fresh id (the same rule as the Koa stack in app.ts). */
 export const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-/** The headers every API answer carries besides its type and length (CORS as the real server's cors()). */
-function commonHeaders(reqId: string): string[] {
+/**
+ * The headers every API answer carries besides its type and length: CORS as the Koa stack gives it (app.ts), `*`
+ * without an Origin (native clients, as the real server's cors()), the page's own origin when it is allowed.
+ */
+function commonHeaders(reqId: string, origin: string | undefined): string[] {
   return [
     'X-Request-Id',
     reqId,
@@ -57,7 +60,7 @@ function commonHeaders(reqId: string): string[] {
     'Vary',
     'Origin',
     'Access-Control-Allow-Origin',
-    '*',
+    origin ?? '*',
   ];
 }
 
@@ -67,13 +70,22 @@ export class LeanLane {
   readonly #jsonLimit: number;
   readonly #log: Logger;
   readonly #enabled: boolean;
+  readonly #originAllowed: (origin: string) => boolean;
   #answered = 0;
 
-  constructor(options: { prefix: string; jsonLimit: number; log: Logger; enabled: boolean }) {
+  constructor(options: {
+    prefix: string;
+    jsonLimit: number;
+    log: Logger;
+    enabled: boolean;
+    /** Whether a page of this Origin may call the API; the others are left to Koa, which refuses them. */
+    originAllowed: (origin: string) => boolean;
+  }) {
     this.#prefix = options.prefix.toLowerCase();
     this.#jsonLimit = options.jsonLimit;
     this.#log = options.log;
     this.#enabled = options.enabled;
+    this.#originAllowed = options.originAllowed;
   }
 
   /** Requests this lane answered itself (the rest went to Koa). */
@@ -114,6 +126,8 @@ export class LeanLane {
     const found = this.#match(method, path.slice(this.#prefix.length));
     if (!found) return false;
     const headers = req.headers;
+    const origin = headers.origin;
+    if (origin !== undefined && !this.#originAllowed(origin)) return false;
     if (method === 'POST') {
       const length = Number(headers['content-length']);
       if (!isJson(headers['content-type']) || headers['transfer-encoding'] !== undefined) return false;
@@ -129,7 +143,7 @@ export class LeanLane {
     const answer = (body: unknown): void => {
       const input = body instanceof Error ? body : { body, query, params: found.params };
       const json = this.#run(found.route, input, reqId, path);
-      const head = commonHeaders(reqId);
+      const head = commonHeaders(reqId, origin);
       const length = typeof json === 'string' ? Buffer.byteLength(json) : json.length;
       head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(length));
       res.writeHead(200, head);

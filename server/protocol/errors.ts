@@ -70,6 +70,14 @@ export const ErrorCode = {
   RANGE_NOT_SATISFIABLE: 'RANGE_NOT_SATISFIABLE',
   BUILD_NOT_FOUND: 'BUILD_NOT_FOUND',
   BUILD_EXISTS: 'BUILD_EXISTS',
+  /** A browser page of an origin this host does not allow (see allowedOrigins). */
+  ORIGIN_NOT_ALLOWED: 'ORIGIN_NOT_ALLOWED',
+  /** Node's HTTP parser could not read the request (e.g. a malformed or contradictory Content-Length). */
+  MALFORMED_REQUEST: 'MALFORMED_REQUEST',
+  /** The request's address and headers are over Node's limit (16 KiB). */
+  HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
+  /** The request did not arrive whole in time. */
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

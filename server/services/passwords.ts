@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hash, verify } from '@node-rs/argon2';
 
 /** @node-rs/argon2's `Algorithm.Argon2id` (an ambient const enum, so not importable as a value). */
@@ -6,9 +8,15 @@ const ARGON2ID = 2;
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   verify(hashed: string, password: string): Promise<boolean>;
-  /** Spends the same time as a real verify, for unknown users, so timing does not tell who exists. */
+  /**
+   * For unknown usernames: waits about as long as a real verify would take now, without hashing, so time does
+   * not tell who exists and a storm of made-up names never takes a turn in the queue real users wait in.
+   */
   verifyDummy(password: string): Promise<void>;
 }
+
+/** Weight of the newest run in the running mean of argon2 run times. */
+const RUN_WEIGHT = 0.2;
 
 /**
  * argon2id (@node-rs/argon2, run off the main thread). At most `concurrency` hashes run at once: the rest queue
@@ -25,6 +33,17 @@ export function createPasswordHasher(options: {
     timeCost: options.timeCost,
     parallelism: 1,
   };
+  /** Running mean of how long one argon2 run takes here (queue wait excluded); null before the first. */
+  let runMs: number | null = null;
+  async function timed<T>(work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      const ms = performance.now() - started;
+      runMs = runMs === null ? ms : runMs * (1 - RUN_WEIGHT) + ms * RUN_WEIGHT;
+    }
+  }
   let running = 0;
   const waiting: Array<() => void> = [];
   async function limited<T>(work: () => Promise<T>): Promise<T> {
@@ -32,14 +51,15 @@ export function createPasswordHasher(options: {
     if (running >= options.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
     else running++;
     try {
-      return await work();
+      return await timed(work);
     } finally {
       const next = waiting.shift();
       if (next) next();
       else running--;
     }
   }
-  let dummy: Promise<string> | null = null;
+  // Before any real run there is no pace to copy: one hash, once per process and outside the queue, measures it.
+  let calibration: Promise<unknown> | null = null;
   return {
     hash: (password) => limited(() => hash(password, params)),
     verify: (hashed, password) =>
@@ -50,10 +70,17 @@ export function createPasswordHasher(options: {
           return false;
         }
       }),
-    async verifyDummy(password) {
-      dummy ??= hash('not a real password, only spends time', params);
-      const hashed = await dummy;
-      await limited(() => verify(hashed, password).catch(() => false));
+    async verifyDummy() {
+      if (runMs === null) {
+        calibration ??= timed(() => hash('not a real password, only measures time', params)).catch(
+          () => undefined,
+        );
+        await calibration;
+      }
+      // A real check waits its turn (one run for every `concurrency` checks queued) and then runs; a little
+      // jitter, as real runs vary.
+      const turns = 1 + waiting.length / options.concurrency;
+      await sleep((runMs ?? 0) * turns * (0.9 + Math.random() * 0.2));
     },
   };
 }

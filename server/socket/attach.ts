@@ -19,8 +19,7 @@ import type { GameServerTokens } from '../services/game-servers.js';
 import type { InstancesService } from '../services/instances.js';
 import type { InvitesService } from '../services/invites.js';
 import type { UsersRepo } from '../store/users.js';
-import { normalAddress, type SocketHub } from './hub.js';
-import { TextFrameSender } from './text-frames.js';
+import { normalAddress, type HubSocket, type SocketHub } from './hub.js';
 
 export interface SocketDeps {
   config: HostConfig;
@@ -36,6 +35,10 @@ export interface SocketDeps {
   clock: { now(): number };
   /** shareavatartoken (reference 8.4); without it the message is ignored. */
   avatarSharing?: AvatarSharing;
+  /** Whether a page of this Origin may open a socket (requests without one always may). */
+  originAllowed?: (origin: string) => boolean;
+  /** Answers a refused upgrade on the raw socket (the API's envelope), then ends it. */
+  refuseUpgrade?: (socket: Duplex) => void;
 }
 
 /** Messages only a game server may send (reference 8.5). */
@@ -70,8 +73,11 @@ interface Connection {
   /** Which of the heartbeat's groups this socket is in. */
   slice: number;
   ws: WebSocket;
-  /** Writes our frames (one buffer, one write each); what the hub holds for this socket. */
-  out: TextFrameSender;
+  /** Sends text to this socket; what the hub holds for it. */
+  out: HubSocket;
+  /** The connection under ws, as the upgrade handed it over: corked while this turn's frames gather. */
+  raw: Duplex;
+  corked: boolean;
   userId: string | null;
   token: string | null;
   /** Unix seconds when the token expires; bans, warnings and logouts arrive as events instead. */
@@ -114,14 +120,66 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
 
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, req));
+    // A browser page says where it comes from; one of another site may not act with its visitor's socket.
+    const origin = req.headers.origin;
+    if (origin !== undefined && deps.originAllowed && !deps.originAllowed(origin)) {
+      log.info(
+        { origin, remote: req.socket.remoteAddress },
+        'refused a socket from a page of another origin',
+      );
+      if (deps.refuseUpgrade) deps.refuseUpgrade(socket);
+      else socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, req, socket));
   };
   server.on('upgrade', handleUpgrade);
 
-  /** Closes with `code`, after writing the frames queued for the socket (a close would drop them). */
   function closeSocket(conn: Connection, code: number, reason: string): void {
-    conn.out.flush();
     conn.ws.close(code, reason);
+  }
+
+  /**
+   * Sends `text` through ws (its public API keeps the count of unsent bytes). The connection is corked until the
+   * event loop has handled the I/O it woke for, so a socket owed several frames this turn gets them in one write.
+   * A client that stops reading makes the unsent count grow; when it is past `maxBufferedBytes` once the turn's
+   * frames went to the kernel, its socket is dropped at once (a close frame would wait behind what it does not
+   * read), freeing what was queued for it. The cork is Node's public Writable API on the socket the upgrade gave
+   * us; ws's own writes nest inside it and its bufferedAmount counts what it holds.
+   */
+  function sendText(conn: Connection, text: string): void {
+    const ws = conn.ws;
+    if (ws.readyState !== ws.OPEN) return;
+    if (!conn.corked) {
+      conn.corked = true;
+      conn.raw.cork();
+      if (corked.push(conn) === 1) setImmediate(uncorkAll);
+    }
+    ws.send(text);
+  }
+
+  let corked: Connection[] = [];
+  function uncorkAll(): void {
+    const list = corked;
+    corked = [];
+    for (const conn of list) {
+      conn.corked = false;
+      conn.raw.uncork();
+      const buffered = conn.ws.bufferedAmount;
+      if (buffered > limits.maxBufferedBytes && conn.ws.readyState === conn.ws.OPEN) {
+        log.warn(
+          {
+            remote: conn.remote,
+            userId: conn.userId,
+            gameServerId: conn.gameServerId,
+            buffered,
+            limit: limits.maxBufferedBytes,
+          },
+          'dropped a socket that is not reading what it is sent (socket.maxBufferedBytes)',
+        );
+        conn.ws.terminate();
+      }
+    }
   }
 
   function send(conn: Connection, message: string, result: Record<string, unknown>): void {
@@ -176,12 +234,14 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     hub.sendToMany(user.Friends, ServerMessage.friendStatus, result);
   }
 
-  function onConnection(ws: WebSocket, req: IncomingMessage): void {
+  function onConnection(ws: WebSocket, req: IncomingMessage, raw: Duplex): void {
     const now = Date.now();
     const conn: Connection = {
       slice: nextSlice++ % HEARTBEAT_SLICES,
       ws,
-      out: new TextFrameSender(ws),
+      out: { send: (text) => sendText(conn, text) },
+      raw,
+      corked: false,
       userId: null,
       token: null,
       tokenExpiresAt: 0,

@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { LogFileSystem } from '../../server/store/wal.js';
+import type { Logger } from 'pino';
 import type { Draft } from 'immer';
 import type { Store } from '../../server/store/store.js';
 import { UsersRepo, type StoredUser } from '../../server/store/users.js';
@@ -47,12 +48,12 @@ export interface TestHost {
 /** A real server on 127.0.0.1, port 0, over a fresh data folder in the temp dir. */
 export async function startHost(
   overrides: ConfigOverrides = {},
-  options: { clock?: Clock; dir?: string; logFileSystem?: LogFileSystem } = {},
+  options: { clock?: Clock; dir?: string; logFileSystem?: LogFileSystem; logger?: Logger } = {},
 ): Promise<TestHost> {
   const dir = options.dir ?? (await tempDir());
   const server = await createServer(
     { dataDir: dir, host: '127.0.0.1', port: 0, passwordHash: CHEAP_HASH, uiDir: null, ...overrides },
-    { clock: options.clock, logFileSystem: options.logFileSystem },
+    { clock: options.clock, logFileSystem: options.logFileSystem, logger: options.logger },
   );
   const raw = (path: string, init?: RequestInit): Promise<Response> =>
     fetch(`${server.url}/api/v1/${path}`, init);

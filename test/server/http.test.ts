@@ -66,17 +66,18 @@ describe('HTTP envelope and transport', () => {
     expectOk(await host.get('getsocketinfo'));
   });
 
-  it('answers a preflight with 204 and the real server CORS headers', async () => {
+  it("answers a preflight from this host's own page with 204 and the real server CORS headers", async () => {
     const res = await host.raw('login', {
       method: 'OPTIONS',
       headers: {
-        origin: 'http://lan-pc:8080',
+        origin: host.server.url,
         'access-control-request-method': 'POST',
         'access-control-request-headers': 'content-type',
       },
     });
     expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    // Pages of other origins are refused (test/server/security-wire.test.ts).
+    expect(res.headers.get('access-control-allow-origin')).toBe(host.server.url);
     expect(res.headers.get('access-control-allow-methods')).toBe('GET,HEAD,PUT,PATCH,POST,DELETE');
     expect(res.headers.get('access-control-allow-headers')).toBe('content-type');
   });

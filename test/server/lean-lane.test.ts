@@ -59,6 +59,7 @@ function send(port: number, probe: Probe): Promise<Seen> {
 }
 
 const json = { 'content-type': 'application/json' };
+const DASHBOARD = 'https://dashboard.example.com';
 
 function probes(alice: Account, bob: Account): Probe[] {
   const post = (
@@ -125,6 +126,19 @@ function probes(alice: Account, bob: Account): Probe[] {
         'x-request-id': 'not valid!',
       },
     ),
+    post(
+      'getUser from an allowed page',
+      '/api/v1/getUser',
+      { userid: bob.id },
+      { ...json, origin: DASHBOARD },
+    ),
+    post(
+      'getUser from a page of another origin (Koa refuses it)',
+      '/api/v1/getUser',
+      { userid: bob.id },
+      { ...json, origin: 'http://evil.example' },
+    ),
+    post('getUser at //api/v1', '//api/v1/getUser', { userid: bob.id }),
     post('isValidToken, valid', '/api/v1/isValidToken', { userid: alice.id, tokenContent: alice.token }),
     post('isValidToken by username, invalid', '/api/v1/isValidToken', {
       username: 'bob',
@@ -169,7 +183,7 @@ describe('lean lane', () => {
   // through Koa. The two must be the same on the wire, byte for byte (less the Date and connection headers).
   beforeAll(async () => {
     dir = await tempDir();
-    const small = { limits: { jsonBodyBytes: 2048 } };
+    const small = { limits: { jsonBodyBytes: 2048 }, allowedOrigins: [DASHBOARD] };
     const first = await startHost({ ...small, leanLane: true }, { dir });
     try {
       alice = await signUp(first, 'alice');
@@ -201,8 +215,9 @@ describe('lean lane', () => {
 
   it('answered the common requests itself and left the rest to Koa', () => {
     const all = probes(alice, bob).length;
-    // form, chunked and oversized bodies go to Koa; so does the unknown route and the empty segment.
-    expect(leanAnswered).toBe(all - 5);
+    // form, chunked and oversized bodies go to Koa; so do the unknown route, the empty segment and a page of
+    // another origin.
+    expect(leanAnswered).toBe(all - 6);
   });
 
   const nobody: Account = { id: '', username: '', token: '' };
@@ -248,6 +263,12 @@ describe('lean lane', () => {
       result: { error: { code: 'BODY_TOO_LARGE' } },
     });
     expect(byName('getUser, leading BOM')).toMatchObject({ success: true, message: 'Got user bob' });
+    expect(byName('getUser from an allowed page')).toMatchObject({ success: true, message: 'Got user bob' });
+    expect(byName('getUser at //api/v1')).toMatchObject({ success: true, message: 'Got user bob' });
+    expect(byName('getUser from a page of another origin (Koa refuses it)')).toMatchObject({
+      success: false,
+      result: { error: { code: 'ORIGIN_NOT_ALLOWED' } },
+    });
     expect(byName('search users, escaped text')).toMatchObject({
       success: true,
       result: { Candidates: [alice.id] },

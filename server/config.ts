@@ -114,6 +114,12 @@ export interface HostConfig {
     loginFailures: number;
     /** The window, in seconds, over which those failures count (and the pause lasts). */
     loginFailureWindowSeconds: number;
+    /** Open connections (HTTP requests and sockets) one address may hold; more are closed as they arrive. */
+    connectionsPerAddress: number;
+    /** Open connections in all; more are refused. */
+    connections: number;
+    /** A request body (any route) that sends nothing for this long has its connection closed. */
+    bodyIdleSeconds: number;
   };
 }
 
@@ -173,7 +179,14 @@ export function defaultConfig(): HostConfig {
       inviteRequestTtlSeconds: 15 * 60,
       inviteRequestHistory: 200,
     },
-    limits: { jsonBodyBytes: 256 * 1024, loginFailures: 10, loginFailureWindowSeconds: 600 },
+    limits: {
+      jsonBodyBytes: 256 * 1024,
+      loginFailures: 10,
+      loginFailureWindowSeconds: 600,
+      connectionsPerAddress: 256,
+      connections: 8192,
+      bodyIdleSeconds: 60,
+    },
   };
 }
 

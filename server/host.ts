@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { guardConnections } from './http/connection-guard.js';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import pino, { type Logger } from 'pino';
@@ -318,6 +319,7 @@ export async function createServer(
     server.on('checkExpectation', app.listener); // an unknown Expect is served as usual, not a bare 417
     http = server;
     server.keepAliveTimeout = 65_000;
+    guardConnections(server, config.limits, log);
     await listen(server, config.port, config.host);
     const port = (server.address() as AddressInfo).port;
     core.setPort(port);
@@ -346,6 +348,7 @@ export async function createServer(
           .end('This port only accepts WebSocket upgrades.');
       });
       socketHttp = only;
+      guardConnections(only, config.limits, log);
       only.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
       await listen(only, config.socket.port, config.host);
       socketPort = (only.address() as AddressInfo).port;

@@ -12,6 +12,7 @@ import type { HostCore } from '../host.js';
 import { AppError } from '../errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ClientErrors, refuseOnSocket } from './client-errors.js';
+import { armBodyIdleTimer } from './connection-guard.js';
 import { envelopeFunnel, isApiPath } from './envelope.js';
 import { LeanLane, REQUEST_ID } from './lean.js';
 import { createOriginPolicy, type OriginPolicy } from './origins.js';
@@ -195,8 +196,10 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   if (deps.config.uiDir) app.use(serveUi(deps.config.uiDir));
   const koa = app.callback();
   const clientErrors = new ClientErrors(deps.log);
+  const bodyIdleMs = deps.config.limits.bodyIdleSeconds * 1000;
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     clientErrors.track(req, res);
+    armBodyIdleTimer(req, bodyIdleMs);
     const url = req.url;
     // "//api/v1/x" (a client's base address with a trailing slash) is "/api/v1/x", in both lanes.
     if (url !== undefined && url.startsWith('//')) req.url = url.replace(/^\/+/, '/');

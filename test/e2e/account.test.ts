@@ -298,17 +298,19 @@ describe('accounts in a real browser', () => {
 
     // Turning it off asks who is at the keyboard: the password and a code, not the session alone.
     await page.getByRole('button', { name: 'Turn off two-factor' }).click();
-    const current = page.getByLabel('Current password', { exact: true });
-    await page.getByRole('button', { name: 'Turn off', exact: true }).click();
+    // The Password card asks for the same two things: this is the form that turns two-factor off.
+    const offForm = page.getByRole('form', { name: 'Confirm turning off two-factor' });
+    const current = offForm.getByLabel('Current password', { exact: true });
+    await offForm.getByRole('button', { name: 'Turn off', exact: true }).click();
     await expect.poll(() => current.getAttribute('aria-invalid')).toBe('true');
     await current.fill('Wr0ng-password!');
-    await page.getByLabel('Code from the app').fill(totp.generate());
-    await page.getByRole('button', { name: 'Turn off', exact: true }).click();
-    await expect.poll(() => page.getByText('Not your current password').count()).toBe(1);
+    await offForm.getByLabel('Code from the app').fill(totp.generate());
+    await offForm.getByRole('button', { name: 'Turn off', exact: true }).click();
+    await expect.poll(() => offForm.getByText('Not your current password').count()).toBe(1);
     await page.screenshot({ path: '/tmp/ui-twofa-off.png', fullPage: true });
     expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(true);
     await current.fill(password);
-    await page.getByRole('button', { name: 'Turn off', exact: true }).click();
+    await offForm.getByRole('button', { name: 'Turn off', exact: true }).click();
     await expect.poll(() => page.getByTestId('twofa-state').textContent()).toBe('Off');
     expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(false);
     expectNoProblems(tab);

@@ -130,6 +130,15 @@ export function InvitesProvider({ children }: { children: ReactNode }) {
         'Accept or decline it under Friends.',
         `friend-${event.result.fromUserId}`,
       );
+    } else if (
+      event.message === ServerMessage.friendAccepted ||
+      event.message === ServerMessage.friendDeclined ||
+      event.message === ServerMessage.friendRemoved
+    ) {
+      // The friend request was answered or withdrawn (here or in another window): its toast has nothing left to
+      // offer. The toast is keyed by the person who asked, whichever side acted.
+      toasts.dismiss(`friend-${event.result.fromUserId}`);
+      toasts.dismiss(`friend-${event.result.targetUserId}`);
     } else if (event.message === ServerMessage.inviteRequestUpdated) {
       const { request } = event.result;
       setRequests((old) => mergeRequests(old, [request]));

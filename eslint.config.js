@@ -31,6 +31,18 @@ export default tseslint.config(
     },
   },
   {
+    // Rules that read types, for the code that runs in Node (the host, the desktop shell): a promise nobody awaits
+    // or catches loses its failure (an unhandled rejection ends the process), and a promise handed to a place that
+    // expects a plain callback (an event listener, a setTimeout) is not awaited by it.
+    files: ['server/**/*.ts', 'main/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  {
     // CommonJS build hooks (electron-builder loads afterPack with require).
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },

@@ -426,7 +426,11 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
     stop: () => {
       void controller.stop();
     },
-    copy: (text) => copyToClipboard(text),
+    copy: (text) => {
+      copyToClipboard(text).catch((error: unknown) =>
+        log.warn({ err: error }, 'cannot copy to the clipboard'),
+      );
+    },
     checkForUpdates: updates.enabled
       ? () =>
           void updates.check('tray').then(

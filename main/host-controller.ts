@@ -172,6 +172,7 @@ export function createHostController(options: HostControllerOptions): HostContro
 
   const serialize = <T>(operation: () => Promise<T>): Promise<T> => {
     const next = queue.then(operation, operation);
+    // Only keeps the queue going: `next`, failure included, goes back to the caller.
     queue = next.catch(() => undefined);
     return next;
   };

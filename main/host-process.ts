@@ -64,6 +64,7 @@ async function openLog(path: string): Promise<NodeJS.WritableStream> {
     (info) => info.size,
     () => 0,
   );
+  // Rotating the log is a nicety: when it fails the log simply grows and rotation is tried at the next start.
   if (size > MAX_LOG_BYTES) await rename(path, path.replace(/(\.log)?$/, '.1.log')).catch(() => undefined);
   return createWriteStream(path, { flags: 'a' });
 }

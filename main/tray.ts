@@ -145,6 +145,7 @@ export function createAppTray(
   };
 }
 
-export function copyToClipboard(text: string): void {
-  clipboard.writeText(text);
+/** Electron's clipboard writes asynchronously; the promise rejects when the system clipboard refuses the text. */
+export async function copyToClipboard(text: string): Promise<void> {
+  await clipboard.writeText(text);
 }

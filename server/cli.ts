@@ -3,7 +3,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { defaultDataDir, DEFAULT_PORT, type ConfigOverrides } from './config.js';
+import {
+  ConfigError,
+  defaultDataDir,
+  DEFAULT_PORT,
+  parseConfigOverrides,
+  type ConfigOverrides,
+} from './config.js';
 import { createServer, openHost, type HostServer } from './host.js';
 import { RANK_NAMES, type Rank } from './protocol/enums.js';
 import { AppError } from './errors.js';
@@ -98,10 +104,17 @@ async function serve(argv: string[]): Promise<number> {
   }
   let overrides: ConfigOverrides = {};
   if (values.config) {
+    let json: unknown;
     try {
-      overrides = JSON.parse(await readFile(values.config, 'utf8')) as ConfigOverrides;
+      json = JSON.parse(await readFile(values.config, 'utf8'));
     } catch (error) {
       throw new UsageError(`cannot read --config ${values.config}: ${(error as Error).message}`);
+    }
+    // A mistyped key or a value of the wrong type stops startup, naming it, instead of being ignored.
+    try {
+      overrides = parseConfigOverrides(json, `--config ${values.config}`);
+    } catch (error) {
+      throw error instanceof ConfigError ? new UsageError(error.message) : error;
     }
   }
   const port = int('port', values.port);

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
 
 /** Every limit and setting of the host in one place, with safe defaults (DESIGN: limits as options). */
 export interface HostConfig {
@@ -36,11 +37,6 @@ export interface HostConfig {
   allowedOrigins: string[];
   /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
   fsync: boolean;
-  /**
-   * Answer the hottest read routes (getUser, search, popularity...) straight from node:http instead of through
-   * the Koa stack, with identical answers (server/http/lean.ts). Off routes every request through Koa.
-   */
-  leanLane: boolean;
   /** Folder with the built UI to serve at `/`; null serves no UI. */
   uiDir: string | null;
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
@@ -151,7 +147,6 @@ export function defaultConfig(): HostConfig {
     allowedOrigins: [],
     hideBannedUsersContent: true,
     fsync: true,
-    leanLane: true,
     uiDir: null,
     logLevel: 'info',
     passwordHash: { memoryCost: 19_456, timeCost: 2, concurrency: 1 },
@@ -200,7 +195,108 @@ export type ConfigOverrides = Partial<
   socket?: Partial<HostConfig['socket']>;
 };
 
+/** A configuration (a --config file, createServer's overrides) names a key this host does not know, or gives a
+ * value of the wrong type; the message names the key. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const numberValue = z.number();
+const portValue = z.number().int().min(0).max(65535);
+const strings = z.array(z.string());
+
+/** Every key of HostConfig and the type of its value; a section's keys are each optional, nothing else allowed. */
+const CONFIG_SHAPE = {
+  dataDir: z.string(),
+  host: z.string(),
+  port: portValue,
+  publicUrl: z.string().nullable(),
+  tokenLifetimeSeconds: numberValue,
+  maxTokensPerUser: numberValue,
+  requireInviteCode: z.boolean(),
+  globalInviteCodes: strings,
+  allowAnyGameServer: z.boolean(),
+  gameServerTokens: strings,
+  instances: z.strictObject({ requestTimeoutMs: numberValue }).partial(),
+  hideBannedUsersContent: z.boolean(),
+  allowedDomains: strings,
+  allowedOrigins: strings,
+  fsync: z.boolean(),
+  uiDir: z.string().nullable(),
+  logLevel: z.enum(['silent', 'error', 'warn', 'info', 'debug']),
+  passwordHash: z
+    .strictObject({ memoryCost: numberValue, timeCost: numberValue, concurrency: numberValue })
+    .partial(),
+  uploads: z
+    .strictObject({
+      maxFileBytes: numberValue,
+      jsonUploadBytes: numberValue,
+      fieldBytes: numberValue,
+      chunkSetTtlSeconds: numberValue,
+      chunkSetsPerUser: numberValue,
+      chunkBytesPerUser: numberValue,
+      unverifiedFileBytes: numberValue,
+      unverifiedPerAddress: numberValue,
+      unverifiedTotal: numberValue,
+      idleTimeoutSeconds: numberValue,
+    })
+    .partial(),
+  socket: z
+    .strictObject({
+      port: portValue.nullable(),
+      heartbeatMs: numberValue,
+      maxMessageBytes: numberValue,
+      maxBufferedBytes: numberValue,
+      messagesPerSecond: numberValue,
+      messageBurst: numberValue,
+      verifyTimeoutMs: numberValue,
+      inviteRequestCooldownSeconds: numberValue,
+      inviteRequestTtlSeconds: numberValue,
+      inviteRequestHistory: numberValue,
+    })
+    .partial(),
+  limits: z
+    .strictObject({
+      jsonBodyBytes: numberValue,
+      loginFailures: numberValue,
+      loginFailureWindowSeconds: numberValue,
+      connectionsPerAddress: numberValue,
+      connections: numberValue,
+      bodyIdleSeconds: numberValue,
+    })
+    .partial(),
+} satisfies Record<keyof HostConfig, z.ZodType>;
+
+const ConfigOverridesSchema = z.strictObject(CONFIG_SHAPE).partial();
+
+/**
+ * `input` as configuration overrides, or a ConfigError naming each unknown key and each value of the wrong type
+ * (`source` says where they came from, e.g. the --config file).
+ */
+export function parseConfigOverrides(input: unknown, source = 'configuration'): ConfigOverrides {
+  const parsed = ConfigOverridesSchema.safeParse(input);
+  if (parsed.success) return parsed.data satisfies ConfigOverrides;
+  const problems = parsed.error.issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => `unknown key "${[...at, key].join('.')}"`);
+    }
+    const what = issue.message.replace(/^Invalid input: /, '');
+    return [at.length > 0 ? `"${at.join('.')}": ${what}` : `must be a JSON object (${what})`];
+  });
+  return configError(source, problems);
+}
+
+function configError(source: string, problems: string[]): never {
+  throw new ConfigError(`${source}: ${problems.join('; ')}`);
+}
+
+/** The defaults under `overrides`, which are checked first (unknown keys and wrong types are refused). */
 export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
+  parseConfigOverrides(overrides);
   const base = defaultConfig();
   return {
     ...base,

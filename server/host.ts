@@ -71,8 +71,6 @@ export interface HostServer {
   readonly log: Logger;
   /** Every service, for embedders and tests. */
   readonly core: HostCore;
-  /** Requests the lean lane answered itself (server/http/lean.ts). */
-  readonly leanAnswered: () => number;
   close(): Promise<void>;
 }
 
@@ -401,7 +399,6 @@ export async function createServer(
       events,
       log,
       core,
-      leanAnswered: () => app.lane.answered,
       close() {
         closing ??= (async () => {
           clearInterval(sweeper);

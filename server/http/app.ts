@@ -14,7 +14,6 @@ import { ErrorCode } from '../protocol/errors.js';
 import { ClientErrors, refuseOnSocket } from './client-errors.js';
 import { armBodyIdleTimer } from './connection-guard.js';
 import { envelopeFunnel, isApiPath } from './envelope.js';
-import { LeanLane, REQUEST_ID } from './lean.js';
 import { createOriginPolicy, type OriginPolicy } from './origins.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
 import { uploadGuard } from './upload-guard.js';
@@ -39,9 +38,6 @@ export type HttpDeps = HostCore & {
   socketPort: () => number;
 };
 
-/** What routes register on: the Koa router, and the lean lane for hot synchronous read routes. */
-export type RouteDeps = HttpDeps & { lane: LeanLane };
-
 /** Version of our API document (the wire protocol itself is Hypernex 1.4). */
 export const API_VERSION = '1.4.1-companion.1';
 
@@ -61,10 +57,12 @@ const ORIGIN_REFUSED =
   "This host does not accept requests from this web page's origin. Its owner can allow the origin with " +
   '--allowed-origin (allowedOrigins in the configuration).';
 
+/** X-Request-Id values we echo; anything else gets a fresh id. */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
 export type HttpApp = Koa & {
   apiRouter: Router;
-  lane: LeanLane;
-  /** The request listener for node:http: the lean lane first, Koa for everything else. */
+  /** The request listener for node:http: every request goes through the one Koa middleware chain. */
   listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** The http server's `clientError` listener: what Node's parser refuses is answered as an envelope too. */
   clientError: (error: Error & { code?: string }, socket: Duplex) => void;
@@ -82,14 +80,7 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
     port: httpDeps.port,
     lanUrls: httpDeps.lanUrls,
   });
-  const lane = new LeanLane({
-    prefix: '/api/v1',
-    jsonLimit: httpDeps.config.limits.jsonBodyBytes,
-    log: httpDeps.log,
-    enabled: httpDeps.config.leanLane,
-    originAllowed: origins.allows,
-  });
-  const deps: RouteDeps = { ...httpDeps, lane };
+  const deps = httpDeps;
   app.silent = true;
 
   app.use(async (ctx, next) => {
@@ -165,7 +156,7 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   uploadRoutes(api, deps);
   fileRoutes(api, deps);
   instanceRoutes(api, deps);
-  discoveryRoutes(api, deps.core, lane);
+  discoveryRoutes(api, deps.core);
   adminRoutes(api, deps.core);
   buildRoutes(api, deps);
   peopleRoutes(api, deps.core);
@@ -201,14 +192,14 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
     clientErrors.track(req, res);
     armBodyIdleTimer(req, bodyIdleMs);
     const url = req.url;
-    // "//api/v1/x" (a client's base address with a trailing slash) is "/api/v1/x", in both lanes.
+    // "//api/v1/x" (a client's base address with a trailing slash) is "/api/v1/x".
     if (url !== undefined && url.startsWith('//')) req.url = url.replace(/^\/+/, '/');
-    if (!lane.handle(req, res)) void koa(req, res);
+    void koa(req, res);
   };
   const clientError = clientErrors.listener;
   const refuseUpgrade = (socket: Duplex): void =>
     refuseOnSocket(socket, ErrorCode.ORIGIN_NOT_ALLOWED, ORIGIN_REFUSED);
-  return Object.assign(app, { apiRouter: api, lane, listener, clientError, origins, refuseUpgrade });
+  return Object.assign(app, { apiRouter: api, listener, clientError, origins, refuseUpgrade });
 }
 
 /** The built renderer at `/`, with index.html for any other page path (client-side routes). */

@@ -60,6 +60,8 @@ export function uploadGuard(limits: HostConfig['uploads']): Middleware {
     const dropped = new Promise<never>((_resolve, fail) => {
       reject = fail;
     });
+    // Raced against the handler below, which is what reports the failure; this copy alone must not count as
+    // unhandled.
     dropped.catch(() => undefined);
     let counted = true;
     const leaveAnonymous = (): void => {
@@ -108,6 +110,8 @@ export function uploadGuard(limits: HostConfig['uploads']): Middleware {
     socket.setTimeout(idleMs);
     try {
       const handled = next();
+      // Awaited through the race below (its failure is rethrown there); this only keeps a drop that wins the race
+      // from leaving it unhandled.
       handled.catch(() => undefined);
       await Promise.race([handled, dropped]);
     } catch (error) {

@@ -6,11 +6,13 @@ export function createKeyedSerial(): <T>(key: string, work: () => Promise<T>) =>
   const chains = new Map<string, Promise<unknown>>();
   return <T>(key: string, work: () => Promise<T>): Promise<T> => {
     const previous = chains.get(key) ?? Promise.resolve();
+    // The previous job's failure belongs to its own caller; the next job runs either way.
     const next = previous.catch(() => undefined).then(work);
     chains.set(key, next);
     void next
       .finally(() => {
         if (chains.get(key) === next) chains.delete(key);
+        // Only tidies the map; `next` itself, failure included, goes back to the caller.
       })
       .catch(() => undefined);
     return next;

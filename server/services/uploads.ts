@@ -110,7 +110,7 @@ export async function streamToFile(
   const md5 = createHash('md5');
   let size = 0;
   let syncedUpTo = 0;
-  let early: Promise<void> | null = null;
+  let early: Promise<void> = Promise.resolve();
   const handle = await open(path, 'wx');
   // Hashed as it arrives, while earlier chunks are being written in the thread pool.
   const hasher = new Transform({
@@ -141,6 +141,8 @@ export async function streamToFile(
     await early;
     // A write still on its way in the thread pool holds the handle open until it completes.
     await handle.close().catch(() => undefined);
+    // The upload failed already and that failure is what the caller gets; a temp file left behind is removed at the
+    // next start.
     await unlink(path).catch(() => undefined);
     throw error;
   }
@@ -458,6 +460,8 @@ export function createUploadsService(
   }
 
   async function discardPlaced(record: StoredFile): Promise<void> {
+    // A file already gone is what this wants; one that cannot be removed is an orphan the next start's sweep
+    // removes.
     await unlink(pathOf(record)).catch(() => undefined);
   }
 
@@ -808,6 +812,7 @@ export function createUploadsService(
       return;
     }
     const strangers = names.filter((name) => !CHUNK_FILE.test(name));
+    // Chunks already gone are what this wants; any left are swept with their set at the next start.
     await Promise.all(
       names
         .filter((name) => CHUNK_FILE.test(name))
@@ -927,6 +932,8 @@ export function createUploadsService(
       await mkdir(chunksDir, { recursive: true });
       const strangers: string[] = [];
       for (const name of await readdir(tmpDir)) {
+        // A leftover temp file that cannot be removed now is tried again at the next start; it never counts as
+        // data.
         if (TEMP_FILE.test(name)) await unlink(join(tmpDir, name)).catch(() => undefined);
         else strangers.push(join(tmpDir, name));
       }
@@ -946,6 +953,7 @@ export function createUploadsService(
           }
           const record = files.get(match[1]!);
           if (!record || record.UserId !== userDir || record.FileName !== name) {
+            // A stray file that cannot be removed now is tried again at the next start; no record points at it.
             await unlink(join(dir, name)).catch(() => undefined);
             orphans++;
           }
@@ -1102,6 +1110,8 @@ export function createUploadsService(
               worldMeta: set.worldMeta,
             });
           } finally {
+            // The assembled file was moved into place or the upload failed (that failure is thrown); a temp file
+            // left behind is swept at the next start.
             await unlink(whole.path).catch(() => undefined);
           }
         } finally {

@@ -166,6 +166,7 @@ export class AppendLog<T, K> {
   async #flush(): Promise<void> {
     // One write at a time keeps lines in order; appends arriving meanwhile join the next batch.
     while (this.#flushing || this.#compacting)
+      // A failed compaction leaves the old log intact (see compact); the batch is written to it as usual.
       await (this.#flushing ?? this.#compacting?.catch(() => undefined));
     this.#scheduled = false;
     const batch = this.#pending;
@@ -250,6 +251,7 @@ export class AppendLog<T, K> {
         await rename(temp, this.path);
         if (this.fsync) await syncDir(dirname(this.path));
         const handle = await open(this.path, 'a+');
+        // The new file is in place and open; an error closing the replaced file's handle loses nothing.
         await this.handle.close().catch(() => undefined);
         this.handle = handle;
         if (this.#index) {
@@ -268,6 +270,8 @@ export class AppendLog<T, K> {
           this.#size += bytes;
         });
       } catch (error) {
+        // The compaction failed already (handled below); a temp file left behind is ignored and overwritten next
+        // time.
         await unlink(temp).catch(() => undefined);
         // The old log is intact: what was covered is written to it as usual, before what came since.
         const later = this.#pending;
@@ -301,6 +305,7 @@ export class AppendLog<T, K> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // The compaction's failure went to its own caller and left the old log intact; closing goes on.
     if (this.#compacting) await this.#compacting.catch(() => undefined);
     while (this.#flushing || this.#pending.lines.length > 0) {
       if (this.#flushing) await this.#flushing;

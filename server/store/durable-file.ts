@@ -174,6 +174,7 @@ export class DurableJSONFile<T> implements Adapter<T> {
       return this.#queued.promise;
     }
     const queued: { data: T; promise: Promise<void> } = { data, promise: Promise.resolve() };
+    // The previous write's failure went to its own caller; this write starts after it either way.
     queued.promise = this.#inFlight
       .catch(() => undefined)
       .then(() => {
@@ -187,6 +188,7 @@ export class DurableJSONFile<T> implements Adapter<T> {
   }
 
   async remove(): Promise<void> {
+    // Only waits for the write in flight to settle; its failure went to its own caller.
     await this.#inFlight.catch(() => undefined);
     await unlink(this.path).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;

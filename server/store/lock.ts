@@ -97,6 +97,7 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
       heldLocks.add(lockPath);
       return async () => {
         heldLocks.delete(lockPath);
+        // At release: a lock file left behind names a process that is gone, which the next start treats as stale.
         await unlink(lockPath).catch(() => undefined);
       };
     } catch (error) {

@@ -135,6 +135,8 @@ export class StoreLog<T extends { seq: number }, K> implements ReadLog<T, K> {
 
   /** Writes what is only in memory (and fsyncs when `sync`); a failure keeps it for the next try. */
   async flush(sync: boolean): Promise<void> {
+    // Only waits for the write in flight to settle: its caller gets its failure, and what it did not write is still
+    // in memory for this one.
     while (this.#writing) await this.#writing.catch(() => undefined);
     if (this.#tail.length === 0 && !sync && !this.#dirty) return;
     const work = this.#write(sync);

@@ -704,6 +704,8 @@ export class Store implements DataStore {
       const running = this.#checkpointing;
       if (running) {
         this.#stopCheckpoint = true;
+        // A checkpoint told to stop may fail half-way; the log still holds everything and the next start replays
+        // it.
         await running.catch(() => undefined);
         this.#stopCheckpoint = false;
       }
@@ -717,6 +719,8 @@ export class Store implements DataStore {
           },
         );
       }
+      // At a stop: the log segment stays on disk and the next start replays it; nothing acknowledged depends on
+      // this close.
       await wal.close(done).catch(() => undefined);
     }
     for (const log of this.#logs.values()) await log.close();
@@ -823,6 +827,7 @@ export class Store implements DataStore {
 
       // From here on, writes.
       for (const collection of store.#collections.values()) await mkdir(collection.dir, { recursive: true });
+      // Stray temp files of an earlier run: ones that cannot be removed now are tried again at the next start.
       for (const path of temps) await unlink(path).catch(() => undefined);
       for (const { path, entries } of journal) {
         for (const entry of entries) store.#replay(entry.collection, entry.id, entry.seq, entry.data);

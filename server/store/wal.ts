@@ -243,6 +243,7 @@ export class WriteAheadLog {
       this.#entries = 0;
       this.#bytes = 0;
       const value = atCut();
+      // Every batch of the old segment finished (this runs in turn after them); closing its handle loses nothing.
       await old.close().catch(() => undefined);
       return { value, closed };
     });
@@ -261,9 +262,13 @@ export class WriteAheadLog {
   /** Waits for every batch, closes the current segment and deletes it when it holds nothing. */
   async close(deleteIfEmpty: boolean): Promise<void> {
     await this.#run(async () => {
+      // Best effort at a stop: the failure that damaged the segment already refused its commit, and the handle must
+      // still be released. If this repair fails too, the next start reads the segment as it is (a torn last line is
+      // dropped there; bytes of a refused commit that reached the disk whole would be replayed).
       if (this.#damaged) await this.#repair().catch(() => undefined);
       await this.#handle.close();
       if (deleteIfEmpty && this.#entries === 0) {
+        // An empty segment left behind holds nothing to replay; the next start removes it.
         await unlink(join(this.#dir, `${this.#segment}.log`)).catch(() => undefined);
       }
     });
@@ -271,6 +276,7 @@ export class WriteAheadLog {
 
   #run<T>(task: () => Promise<T>): Promise<T> {
     const result = this.#tail.then(task, task);
+    // Only keeps the chain going: `result`, failure included, goes back to the caller.
     this.#tail = result.catch(() => undefined);
     return result;
   }

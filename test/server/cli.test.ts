@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers.js';
 import { postJson, runCli, spawnServe, stop, type Served } from './cli-helpers.js';
@@ -51,6 +52,33 @@ describe('command line', () => {
     ]);
     expect(rank.code).toBe(1);
     expect(rank.stderr).toMatch(/--rank must be 0..6/);
+  });
+
+  it('refuses a --config file with an unknown key or a value of the wrong type, naming the key, and starts nothing', async () => {
+    const data = join(dir, 'data');
+    const unknown = join(dir, 'unknown.json');
+    await writeFile(unknown, JSON.stringify({ limits: { jsonBodyByte: 1024 } }));
+    const typo = await runCli(['serve', '--data-dir', data, '--port', '0', '--no-ui', '--config', unknown]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('unknown key "limits.jsonBodyByte"');
+    expect(typo.stdout).not.toContain('listening on');
+    const wrongType = join(dir, 'wrong-type.json');
+    await writeFile(wrongType, JSON.stringify({ tokenLifetimeSeconds: '3600' }));
+    const typed = await runCli([
+      'serve',
+      '--data-dir',
+      data,
+      '--port',
+      '0',
+      '--no-ui',
+      '--config',
+      wrongType,
+    ]);
+    expect(typed.code).toBe(1);
+    expect(typed.stderr).toContain('"tokenLifetimeSeconds"');
+    expect(typed.stdout).not.toContain('listening on');
+    // Startup stopped before the data folder was made.
+    expect((await readdir(dir)).sort()).toEqual(['unknown.json', 'wrong-type.json']);
   });
 
   it('creates a user from the command line who can then log in to the served host', async () => {

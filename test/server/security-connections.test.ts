@@ -60,11 +60,11 @@ describe('connection limits', () => {
     expect(answer).toContain('"success":true');
   });
 
-  it('closes the connection of a JSON body that stops arriving (limits.bodyIdleSeconds), on every lane', async () => {
+  it('closes the connection of a JSON body that stops arriving (limits.bodyIdleSeconds), on every route', async () => {
     host = await startHost({ limits: { bodyIdleSeconds: 1 } });
     const account = await signUp(host, 'alice');
     const stalled: Socket[] = [];
-    // login goes through Koa; getUser (POST) through the lean lane when it takes it; an unknown route too.
+    // login, getUser (POST) and an unknown route: every request goes through the same Koa chain.
     for (const path of ['login', 'getUser', 'nosuchroute']) {
       const socket = await open(host.server.url);
       socket.write(

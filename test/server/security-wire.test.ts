@@ -219,7 +219,7 @@ describe('origins', () => {
 
   const form = 'username=mallory&password=Passw0rd%21&email=m%40x.io';
 
-  it('refuses API calls from pages of other origins, whatever the lane, and creates nothing', async () => {
+  it('refuses API calls from pages of other origins, whatever the route, and creates nothing', async () => {
     host = await startHost({ allowedOrigins: [`${DASHBOARD}/`] });
     const port = host.server.port;
     // A plain form post: the browser sends it without asking first.
@@ -239,7 +239,7 @@ describe('origins', () => {
     });
     expectFail(envelope(json), 'ORIGIN_NOT_ALLOWED');
     expect(host.server.users.size).toBe(0);
-    // A route of the lean lane, by GET and by POST.
+    // A hot read route, by GET and by POST.
     await signUp(host, 'alice');
     for (const probe of [
       { path: '/api/v1/getUser?username=alice' },
@@ -414,17 +414,15 @@ describe('answers Node would give itself', () => {
     expectOk(rawEnvelope(expectation));
   });
 
-  it('routes //api/v1/... as /api/v1/..., in both lanes, UI or not', async () => {
+  it('routes //api/v1/... as /api/v1/..., UI or not', async () => {
     const ui = await tempDir('hnx-ui-');
     await writeFile(join(ui, 'index.html'), '<!doctype html><title>ui</title>');
     try {
       host = await startHost({ uiDir: ui });
       const port = host.server.port;
       const alice = await signUp(host, 'alice');
-      const lean = host.server.leanAnswered();
-      const viaLean = envelope(await send(port, { path: '//api/v1/getUser?username=alice' }));
-      expect(expectOk(viaLean).UserData).toMatchObject({ Id: alice.id });
-      expect(host.server.leanAnswered()).toBe(lean + 1);
+      const viaGet = envelope(await send(port, { path: '//api/v1/getUser?username=alice' }));
+      expect(expectOk(viaGet).UserData).toMatchObject({ Id: alice.id });
       expectOk(envelope(await send(port, { path: '///api/v1/getSocketInfo' })));
       const login = await send(port, {
         method: 'POST',

@@ -21,13 +21,12 @@ import type { AccountsService } from '../../services/accounts.js';
 import { SOCIAL_MESSAGES, type SocialAction, type SocialService } from '../../services/social.js';
 import type { UsersRepo } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
-import type { LeanLane } from '../lean.js';
 
 export function accountRoutes(
   router: Router,
-  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo; lane: LeanLane },
+  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo },
 ): void {
-  const { accounts, social, users, lane } = deps;
+  const { accounts, social, users } = deps;
 
   router.post('/createUser', async (ctx) => {
     const input = parse(CreateUserRequest, ctx.request.body);
@@ -65,26 +64,23 @@ export function accountRoutes(
     reply(ctx, 'Logged out!');
   });
 
-  // The hot read routes go through the lean lane as well (server/http/lean.ts): synchronous, plain input.
-  lane.route(router, 'post', '/isValidToken', ({ body }) => {
-    const input = parse(IsValidTokenRequest, body);
+  router.post('/isValidToken', (ctx) => {
+    const input = parse(IsValidTokenRequest, ctx.request.body);
     if (input.username !== undefined) {
       const user = users.byUsername(input.username);
-      return {
-        message: 'Completed Operation',
-        result: { isValidToken: user ? accounts.authenticate(user.Id, input.tokenContent) !== null : false },
-      };
+      return reply(ctx, 'Completed Operation', {
+        isValidToken: user ? accounts.authenticate(user.Id, input.tokenContent) !== null : false,
+      });
     }
     const userId = input.userid as string;
     if (!users.get(userId)) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
-    return {
-      message: 'Completed Operation',
-      result: { isValidToken: accounts.authenticate(userId, input.tokenContent) !== null },
-    };
+    reply(ctx, 'Completed Operation', {
+      isValidToken: accounts.authenticate(userId, input.tokenContent) !== null,
+    });
   });
 
-  lane.route(router, 'post', '/getUser', ({ body }) => {
-    const input = parse(GetUserRequest, body);
+  router.post('/getUser', (ctx) => {
+    const input = parse(GetUserRequest, ctx.request.body);
     const byName = input.username !== undefined;
     const user = byName ? users.byUsername(input.username as string) : users.get(input.userid as string);
     if (input.tokenContent !== undefined) {
@@ -92,26 +88,25 @@ export function accountRoutes(
       if (!self) {
         throw new AppError(ErrorCode.INVALID_TOKEN, byName ? 'Failed to getUser!' : 'Invalid token!');
       }
-      return {
-        message: `Got user ${self.Username}`,
-        result: { UserData: accounts.privateView(self, input.tokenContent) },
-      };
+      return reply(ctx, `Got user ${self.Username}`, {
+        UserData: accounts.privateView(self, input.tokenContent),
+      });
     }
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
-    return { message: `Got user ${user.Username}`, result: { UserData: accounts.publicView(user) } };
+    reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
   });
   // Browsers and simple clients may ask with a query string.
-  lane.route(router, 'get', '/getUser', ({ query }) => {
-    const input = parse(GetUserQuery, query);
+  router.get('/getUser', (ctx) => {
+    const input = parse(GetUserQuery, ctx.query);
     const user =
       input.username !== undefined ? users.byUsername(input.username) : users.get(input.userid ?? '');
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
-    return { message: `Got user ${user.Username}`, result: { UserData: accounts.publicView(user) } };
+    reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
   });
 
-  lane.route(router, 'get', '/doesUserExist', ({ query }) => {
-    const { userid } = parse(DoesUserExistQuery, query);
-    return { message: 'Completed Search', result: { doesUserExist: users.get(userid) !== undefined } };
+  router.get('/doesUserExist', (ctx) => {
+    const { userid } = parse(DoesUserExistQuery, ctx.query);
+    reply(ctx, 'Completed Search', { doesUserExist: users.get(userid) !== undefined });
   });
 
   router.post('/updateBio', async (ctx) => {

@@ -5,7 +5,6 @@ import { AppError } from '../../errors.js';
 import type { HostCore } from '../../host.js';
 import { POPULARITY_WINDOWS } from '../../services/popularity.js';
 import { parse, reply } from '../envelope.js';
-import type { LeanLane } from '../lean.js';
 
 export const ITEMS_PER_PAGE_MAX = 100;
 export const SEARCH_TEXT_MAX = 100;
@@ -35,35 +34,35 @@ function text(params: Record<string, string>, name: string): string {
 }
 
 /** Search, tags, popularity and asset tokens (issue 8). */
-export function discoveryRoutes(router: Router, core: HostCore, lane: LeanLane): void {
+export function discoveryRoutes(router: Router, core: HostCore): void {
   const { search, popularity, assetTokens, accounts } = core;
   /** Popularity answers as bytes, by page, with the ranking text they were made from. */
   const envelopes = new Map<string, { text: string; bytes: Buffer }>();
 
-  // Read far more than anything else: served by the lean lane too (server/http/lean.ts).
-  lane.route(router, 'get', '/search/user/:username/:itemsPerPage/:page', ({ params }) => {
+  router.get('/search/user/:username/:itemsPerPage/:page', (ctx) => {
+    const params = ctx.params;
     const { itemsPerPage, page } = paging(params);
-    return {
-      message: 'Got search results',
-      result: { Candidates: search.users(text(params, 'username'), itemsPerPage, page) },
-    };
+    reply(ctx, 'Got search results', {
+      Candidates: search.users(text(params, 'username'), itemsPerPage, page),
+    });
   });
   for (const kind of ['avatar', 'world'] as const) {
-    lane.route(router, 'get', `/search/${kind}/:name/:itemsPerPage/:page`, ({ params }) => {
+    router.get(`/search/${kind}/:name/:itemsPerPage/:page`, (ctx) => {
+      const params = ctx.params;
       const { itemsPerPage, page } = paging(params);
-      return {
-        message: 'Got search results',
-        result: { Candidates: search.byName(kind, text(params, 'name'), itemsPerPage, page) },
-      };
+      reply(ctx, 'Got search results', {
+        Candidates: search.byName(kind, text(params, 'name'), itemsPerPage, page),
+      });
     });
-    lane.route(router, 'get', `/tag/${kind}/:tag/:itemsPerPage/:page`, ({ params }) => {
+    router.get(`/tag/${kind}/:tag/:itemsPerPage/:page`, (ctx) => {
+      const params = ctx.params;
       const { itemsPerPage, page } = paging(params);
-      return {
-        message: 'Got search results',
-        result: { Candidates: search.byTag(kind, text(params, 'tag'), itemsPerPage, page) },
-      };
+      reply(ctx, 'Got search results', {
+        Candidates: search.byTag(kind, text(params, 'tag'), itemsPerPage, page),
+      });
     });
-    lane.route(router, 'get', `/popularity/${kind}/:type/:itemsPerPage/:page`, ({ params }) => {
+    router.get(`/popularity/${kind}/:type/:itemsPerPage/:page`, (ctx) => {
+      const params = ctx.params;
       const type = params.type ?? '';
       if (!/^[0-4]$/.test(type)) {
         throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
@@ -85,7 +84,9 @@ export function discoveryRoutes(router: Router, core: HostCore, lane: LeanLane):
         cached = { text, bytes };
         envelopes.set(key, cached);
       }
-      return { bytes: cached.bytes };
+      ctx.status = 200;
+      ctx.type = 'application/json';
+      ctx.body = cached.bytes;
     });
   }
 

@@ -153,6 +153,8 @@ export function uploadRoutes(
           const answer = await uploads.finish(user, temp, input.file.name, input);
           return reply(ctx, answer.message, answer.result);
         } finally {
+          // The temp file was moved into place or the upload failed (that failure is thrown); a missing file means
+          // it was moved.
           await unlink(temp.path).catch(() => undefined);
         }
       }

@@ -234,7 +234,10 @@ function parseMeta(raw: unknown, field: 'avatarMeta' | 'worldMeta'): unknown {
  * the first whose lock no live process holds. What a dead holder left in it is this host's to sweep.
  */
 async function claimTempFolder(root: string): Promise<{ dir: string; release: () => Promise<void> }> {
-  const base = hostname().replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40) || 'host';
+  const base =
+    hostname()
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(0, 40) || 'host';
   for (let n = 0; ; n++) {
     const dir = join(root, `${base}-${n}`);
     await mkdir(dir, { recursive: true });

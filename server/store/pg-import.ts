@@ -91,7 +91,11 @@ export async function importIntoEmptyDatabase(
         if (logBatch.length === 0) return;
         await client.query(
           `INSERT INTO hx_log_entries (log, seq, entry) SELECT * FROM unnest($1::text[], $2::bigint[], $3::json[])`,
-          [logBatch.map((e) => e.log), logBatch.map((e) => e.seq), logBatch.map((e) => JSON.stringify(e.entry))],
+          [
+            logBatch.map((e) => e.log),
+            logBatch.map((e) => e.seq),
+            logBatch.map((e) => JSON.stringify(e.entry)),
+          ],
         );
         entryCount += logBatch.length;
         logBatch = [];
@@ -103,7 +107,10 @@ export async function importIntoEmptyDatabase(
       }
       await flushEntries();
       await client.query('UPDATE hx_clock SET seq = $1', [clock]);
-      await client.query('SELECT pg_notify($1, $2)', [`hx_commit_${await schemaOf(client)}`.slice(0, 63), `${clock}`]);
+      await client.query('SELECT pg_notify($1, $2)', [
+        `hx_commit_${await schemaOf(client)}`.slice(0, 63),
+        `${clock}`,
+      ]);
       await client.query('COMMIT');
       client.release();
       return { records: recordCount, entries: entryCount };

@@ -74,8 +74,8 @@ export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): P
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [MIGRATION_LOCK]);
-    const current = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')).rows[0]
-      ?.schema;
+    const current = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema'))
+      .rows[0]?.schema;
     if (!current) throw new Error('the connection has no schema to create tables in (check search_path)');
     await client.query(`CREATE TABLE IF NOT EXISTS hx_migrations (
       version integer PRIMARY KEY,
@@ -91,7 +91,10 @@ export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): P
     for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.includes(step.version)) continue;
       await client.query(step.sql);
-      await client.query('INSERT INTO hx_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
+      await client.query('INSERT INTO hx_migrations (version, name) VALUES ($1, $2)', [
+        step.version,
+        step.name,
+      ]);
     }
     await client.query('COMMIT');
     client.release();

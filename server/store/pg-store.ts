@@ -201,7 +201,8 @@ class PgTransaction implements Tx {
       this.#live();
       const own = this.writes.get(key(id));
       if (own) return own.data ?? undefined;
-      if (!this.reads.has(key(id))) this.reads.set(key(id), { collection, id, version: collection.versionOf(id) });
+      if (!this.reads.has(key(id)))
+        this.reads.set(key(id), { collection, id, version: collection.versionOf(id) });
       return collection.get(id);
     };
     const write = (id: string, data: unknown): void => {
@@ -282,7 +283,6 @@ export interface PgStoreOptions {
 }
 
 const silentLogger: StoreLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 
 export class PostgresUnreachableError extends Error {
   constructor(url: string, cause: unknown) {
@@ -427,7 +427,8 @@ export class PgStore implements DataStore {
           this.#pullsDone = covering;
         } catch (error) {
           this.#pullFailed = { upTo: covering, error };
-          if (!this.#closed) this.logger.error({ err: error }, 'reading other hosts’ commits failed; will retry');
+          if (!this.#closed)
+            this.logger.error({ err: error }, 'reading other hosts’ commits failed; will retry');
           if (this.#closed) return;
           this.#scheduleRelisten();
           return;
@@ -467,7 +468,8 @@ export class PgStore implements DataStore {
       Number(commits.rows.at(-1)!.seq) === clock;
     if (chained) {
       const keys = new Map<string, [string, string]>();
-      for (const commit of commits.rows) for (const [c, id] of commit.changes) keys.set(`${c}/${id}`, [c, id]);
+      for (const commit of commits.rows)
+        for (const [c, id] of commit.changes) keys.set(`${c}/${id}`, [c, id]);
       const wanted = [...keys.values()].filter(([c]) => this.#collections.has(c));
       const rows = await client.query<{ collection: string; id: string; version: string; data: unknown }>(
         `SELECT collection, id, version, data FROM hx_records
@@ -504,7 +506,8 @@ export class PgStore implements DataStore {
     }
     for (const [name, ids] of seen) {
       const collection = this.collection(name);
-      for (const id of collection.ids()) if (!ids.has(id)) collection.apply(id, Number.MAX_SAFE_INTEGER, null);
+      for (const id of collection.ids())
+        if (!ids.has(id)) collection.apply(id, Number.MAX_SAFE_INTEGER, null);
     }
   }
 
@@ -617,9 +620,10 @@ export class PgStore implements DataStore {
       );
       if (++this.#commitsSincePrune >= PRUNE_EVERY) {
         this.#commitsSincePrune = 0;
-        await client.query(`DELETE FROM hx_commits WHERE seq < $1 AND committed_at < now() - ${COMMITS_KEPT}`, [
-          next,
-        ]);
+        await client.query(
+          `DELETE FROM hx_commits WHERE seq < $1 AND committed_at < now() - ${COMMITS_KEPT}`,
+          [next],
+        );
       }
       sent = true;
       await client.query('COMMIT');
@@ -661,7 +665,10 @@ export class PgStore implements DataStore {
       await client.query('ROLLBACK');
       return found.rows.length > 0;
     } catch (error) {
-      this.logger.error({ err: error }, 'could not tell whether a commit reached PostgreSQL; reporting it failed');
+      this.logger.error(
+        { err: error },
+        'could not tell whether a commit reached PostgreSQL; reporting it failed',
+      );
       return false;
     } finally {
       await client.end().catch(() => undefined);
@@ -691,7 +698,10 @@ export class PgStore implements DataStore {
       if (this.#listener !== client) return;
       this.#listener = null;
       if (this.#closed) return;
-      this.logger.warn({ err: error }, 'lost the PostgreSQL connection that hears other hosts’ commits; reopening');
+      this.logger.warn(
+        { err: error },
+        'lost the PostgreSQL connection that hears other hosts’ commits; reopening',
+      );
       void client.end().catch(() => undefined);
       this.#scheduleRelisten();
     };

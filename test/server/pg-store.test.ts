@@ -69,7 +69,8 @@ describe('PostgreSQL store: several processes on one database', () => {
     await fromB;
     expect(runsOfB).toBe(2);
     await a.refresh();
-    for (const store of [a, b]) expect(store.collection<Doc>('things').get('counter')).toEqual({ n: 2, list: ['a', 'b'] });
+    for (const store of [a, b])
+      expect(store.collection<Doc>('things').get('counter')).toEqual({ n: 2, list: ['a', 'b'] });
   });
 
   it('loses no update when two stores change one record many times at once', async () => {
@@ -180,8 +181,8 @@ describe('PostgreSQL store: several processes on one database', () => {
   });
 
   it('says what is wrong when PostgreSQL cannot be reached', async () => {
-    await expect(
-      PgStore.open('postgres://nobody:secret@127.0.0.1:1/none', SPEC),
-    ).rejects.toThrow(/Cannot reach PostgreSQL at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none/);
+    await expect(PgStore.open('postgres://nobody:secret@127.0.0.1:1/none', SPEC)).rejects.toThrow(
+      /Cannot reach PostgreSQL at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none/,
+    );
   });
 });

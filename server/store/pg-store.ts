@@ -455,8 +455,9 @@ export class PgStore implements DataStore {
    * Applies every commit past `#applied` as `client` sees the database: the records `hx_commits` names (or all of
    * them when commits are missing from it), then the log entries, in sequence order.
    */
-  async #pull(client: Client): Promise<void> {
-    const clock = Number((await client.query<{ seq: string }>('SELECT seq FROM hx_clock')).rows[0]!.seq);
+  async #pull(client: Client, known?: number): Promise<void> {
+    const clock =
+      known ?? Number((await client.query<{ seq: string }>('SELECT seq FROM hx_clock')).rows[0]!.seq);
     if (clock <= this.#applied) return;
     const commits = await client.query<{ seq: string; prev: string; changes: Array<[string, string]> }>(
       'SELECT seq, prev, changes FROM hx_commits WHERE seq > $1 AND seq <= $2 ORDER BY seq',
@@ -540,8 +541,11 @@ export class PgStore implements DataStore {
     let sent = false;
     let broken = false;
     try {
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema()))`);
-      await this.#pull(client);
+      // One round trip: in READ COMMITTED the clock is read after the lock is held (each statement's own snapshot).
+      const results = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema())); SELECT seq FROM hx_clock`,
+      )) as unknown as pg.QueryResult[];
+      await this.#pull(client, Number((results[2]!.rows[0] as { seq: string }).seq));
       prev = this.#applied;
       next = prev;
       // Which records and index keys the transactions accepted so far change: a later one that read any of
@@ -600,7 +604,7 @@ export class PgStore implements DataStore {
          ), clock AS (
            UPDATE hx_clock SET seq = $10
          )
-         SELECT pg_notify($14, $10::text)`,
+         SELECT pg_notify($14, $10::text || ' ' || $12)`,
         [
           upserts.map(({ write }) => write.collection.name),
           upserts.map(({ write }) => write.id),
@@ -689,7 +693,9 @@ export class PgStore implements DataStore {
     const client = new pg.Client(this.connection);
     client.on('notification', (message) => {
       if (message.channel !== this.#channel) return;
-      if (Number(message.payload) > this.#applied) {
+      // "SEQ ORIGIN": this process's own commits are applied as they commit.
+      const [seq, origin] = (message.payload ?? '').split(' ');
+      if (origin !== this.#origin && Number(seq) > this.#applied) {
         this.#pullWanted = true;
         void this.#kick();
       }

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MovedToDatabaseError } from '../../server/store/data-folder.js';
@@ -120,6 +120,26 @@ describe('host on PostgreSQL', () => {
       "SELECT id FROM hx_records WHERE collection = 'users' AND lower(data->>'Username') = 'carol'",
     );
     expect(carols).toHaveLength(1);
+    // Each host receives uploads in a temporary folder of its own; the files land in the shared folder.
+    expect(a.server.uploads.tmpDir).not.toBe(b.server.uploads.tmpDir);
+    const sent = expectOk(await upload(b, onB, { name: 'shared.png', data: 'seen by both' })).UploadData as {
+      FileId: string;
+    };
+    await expect.poll(async () => (await a.raw(`file/${bob.id}/${sent.FileId}`)).status).toBe(200);
+    expect(await (await a.raw(`file/${bob.id}/${sent.FileId}`)).text()).toBe('seen by both');
+  });
+
+  it('refuses an embedded data folder that was not migrated, and a folder that is not ours', async () => {
+    const database = await freshDatabaseUrl();
+    const embedded = await newDir();
+    await stop(await start(embedded, null));
+    await expect(startHost({ database }, { dir: embedded })).rejects.toThrow(/migrate --from DIR --database URL/);
+    const foreign = await newDir();
+    await writeFile(join(foreign, 'notes.txt'), 'mine');
+    await expect(startHost({ database }, { dir: foreign })).rejects.toThrow(/cannot be used as a data folder/);
+    expect(await readdir(foreign)).toEqual(['notes.txt']);
+    const rows = await queryAt(database, 'SELECT 1 FROM pg_tables WHERE tablename = $1', ['hx_records']);
+    expect(rows).toHaveLength(0);
   });
 
   it('an embedded host refuses a folder whose records are in PostgreSQL', async () => {

@@ -133,10 +133,14 @@ describe('host on PostgreSQL', () => {
     const database = await freshDatabaseUrl();
     const embedded = await newDir();
     await stop(await start(embedded, null));
-    await expect(startHost({ database }, { dir: embedded })).rejects.toThrow(/migrate --from DIR --database URL/);
+    await expect(startHost({ database }, { dir: embedded })).rejects.toThrow(
+      /migrate --from DIR --database URL/,
+    );
     const foreign = await newDir();
     await writeFile(join(foreign, 'notes.txt'), 'mine');
-    await expect(startHost({ database }, { dir: foreign })).rejects.toThrow(/cannot be used as a data folder/);
+    await expect(startHost({ database }, { dir: foreign })).rejects.toThrow(
+      /cannot be used as a data folder/,
+    );
     expect(await readdir(foreign)).toEqual(['notes.txt']);
     const rows = await queryAt(database, 'SELECT 1 FROM pg_tables WHERE tablename = $1', ['hx_records']);
     expect(rows).toHaveLength(0);

@@ -1,9 +1,9 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MovedToDatabaseError } from '../../server/store/data-folder.js';
 import { UsersRepo } from '../../server/store/users.js';
-import { assertBuilt, runCli } from './cli-helpers.js';
+import { assertBuilt, postJson, runCli, spawnServe, stop as stopServed } from './cli-helpers.js';
 import {
   expectFail,
   expectOk,
@@ -14,7 +14,7 @@ import {
   type Account,
   type TestHost,
 } from './helpers.js';
-import { dropSchemas, freshDatabaseUrl, queryAt } from './pg-helpers.js';
+import { dropSchemas, freshDatabaseUrl, queryAt, TEST_DATABASE_URL } from './pg-helpers.js';
 import { upload } from './upload-helpers.js';
 
 /** The host on PostgreSQL (`--database`): real HTTP calls, restarts, two hosts on one database, migrate. */
@@ -156,8 +156,28 @@ describe('host on PostgreSQL', () => {
 
 describe('CLI on PostgreSQL', () => {
   beforeAll(() => assertBuilt());
-  const serveless: string[] = [];
-  afterAll(() => void serveless.splice(0));
+
+  it('serve --database runs the host on PostgreSQL and names the database without its password', async () => {
+    const database = await freshDatabaseUrl();
+    const dir = await newDir();
+    const served = await spawnServe(['--data-dir', dir, '--database', database]);
+    try {
+      const password = new URL(TEST_DATABASE_URL).password;
+      expect(served.stdout()).toMatch(/^database: postgres:\/\/[^@\n]*:\*\*\*@/m);
+      expect(served.stdout() + served.stderr()).not.toContain(`:${password}@`);
+      const made = await postJson(served.url, 'createUser', {
+        username: 'frank',
+        password: PASSWORD,
+        email: 'frank@example.com',
+      });
+      expect(made.success).toBe(true);
+    } finally {
+      expect(await stopServed(served)).toBe(0);
+    }
+    const rows = await queryAt(database, "SELECT 1 FROM hx_records WHERE collection = 'users'");
+    expect(rows).toHaveLength(1);
+    expect(await readdir(dir)).not.toContain('companion.lock');
+  });
 
   it('user create --database adds an account a running host serves', async () => {
     const database = await freshDatabaseUrl();
@@ -221,7 +241,8 @@ describe('CLI on PostgreSQL', () => {
     expect(migrated.stderr).toBe('');
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toMatch(/copied \d+ records and 1 log entries/);
-    expect(JSON.parse(await readFile(join(dir, 'database.json'), 'utf8')).database).not.toMatch(/hypernex@/);
+    const marker = JSON.parse(await readFile(join(dir, 'database.json'), 'utf8')) as { database: string };
+    expect(marker.database).not.toContain(`:${new URL(TEST_DATABASE_URL).password}@`);
 
     host = await start(dir, database);
     // The warning came along: shown once, at the next login.
@@ -251,7 +272,7 @@ describe('CLI on PostgreSQL', () => {
     const refused = await runCli(['migrate', '--from', again, '--database', database]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
-      /The database postgres:\/\/hypernex:\*\*\*@.* is not empty \(\d+ records, 1 log entries\)/,
+      /The database postgres:\/\/\S* is not empty \(\d+ records, 1 log entries\)/,
     );
     await expect(startHost({}, { dir })).rejects.toBeInstanceOf(MovedToDatabaseError);
     const twice = await runCli(['migrate', '--from', dir, '--database', database]);

@@ -179,7 +179,7 @@ describe('CLI on PostgreSQL', () => {
     expect(await readdir(dir)).not.toContain('companion.lock');
   });
 
-  it('user create --database adds an account a running host serves', async () => {
+  it('user create and reset-password --database change accounts a running host serves', async () => {
     const database = await freshDatabaseUrl();
     const dir = await newDir();
     const host = await start(dir, database);
@@ -204,6 +204,28 @@ describe('CLI on PostgreSQL', () => {
     await expect.poll(async () => (await host.post('getUser', { username: 'dave' })).success).toBe(true);
     const dave = await login(host, 'dave');
     expect(host.server.users.get(dave.id)?.Rank).toBe(4);
+    const reset = await runCli([
+      'user',
+      'reset-password',
+      '--data-dir',
+      dir,
+      '--database',
+      database,
+      '--username',
+      'dave',
+      '--password',
+      'Other-pass1!',
+    ]);
+    expect(reset.code).toBe(0);
+    // The running host hears it: the old session is gone, the new password works.
+    await expect
+      .poll(
+        async () => (await host.post('isValidToken', { userid: dave.id, tokenContent: dave.token })).result,
+      )
+      .toEqual({ isValidToken: false });
+    expect(
+      expectOk(await host.post('login', { username: 'dave', password: 'Other-pass1!' })).LoginResult,
+    ).toBe(4);
   });
 
   it('migrate copies a real data folder into an empty database, and refuses a database that is not empty', async () => {

@@ -340,7 +340,7 @@ export class PgStore implements DataStore {
     return existing as unknown as PgLog<E, K>;
   }
 
-  /** The commit clock this process has applied (tests and the migrate command read it). */
+  /** The commit clock this process has applied. */
   get applied(): number {
     return this.#applied;
   }

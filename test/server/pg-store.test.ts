@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { StorageWriteError } from '../../server/errors.js';
 import { PgStore } from '../../server/store/pg-store.js';
 import { describeStoreConformance, type Doc, type Entry } from './store-conformance.js';
 import { dropSchemas, freshDatabaseUrl, queryAt } from './pg-helpers.js';
@@ -178,6 +179,70 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(versions.map((row) => row.version)).toEqual([1]);
     await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
+  });
+
+  it('refuses a commit PostgreSQL refuses, shows it to nobody, and goes on with the next', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('kept', { n: 1 }));
+    // The database refuses one record (as a full disk or a lost connection would refuse any).
+    await queryAt(
+      url,
+      `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.id = 'poison' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`,
+    );
+    await queryAt(
+      url,
+      'CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON hx_records FOR EACH ROW EXECUTE FUNCTION refuse()',
+    );
+    const effects: string[] = [];
+    const failed = a.tx((t) => {
+      t.repo<Doc>('things').update('kept', (draft) => {
+        draft.n = 2;
+      });
+      t.repo<Doc>('things').put('poison', { n: 9 });
+      t.append<Entry>('history', { seq: 0, target: 'kept', note: 'never' });
+      t.afterCommit(() => effects.push('never'));
+    });
+    await expect(failed).rejects.toBeInstanceOf(StorageWriteError);
+    await expect(failed).rejects.toThrow(/refused by the test/);
+    expect(effects).toEqual([]);
+    expect(a.collection<Doc>('things').get('kept')).toEqual({ n: 1 });
+    expect(a.collection<Doc>('things').has('poison')).toBe(false);
+    expect(a.log<Entry, unknown>('history').length).toBe(0);
+    expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([{ id: 'kept' }]);
+    await a.tx((t) =>
+      t.repo<Doc>('things').update('kept', (draft) => {
+        draft.n = 3;
+      }),
+    );
+    await b.refresh();
+    expect(b.collection<Doc>('things').get('kept')).toEqual({ n: 3 });
+    expect(b.log<Entry, unknown>('history').length).toBe(0);
+  });
+
+  it('refuses a commit whose COMMIT fails, after making sure it did not happen', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    // Checked only at COMMIT (a deferred constraint trigger): the statements succeed, the commit fails.
+    await queryAt(
+      url,
+      `CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.id = 'late' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`,
+    );
+    await queryAt(
+      url,
+      `CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
+       FOR EACH ROW EXECUTE FUNCTION refuse_late()`,
+    );
+    await expect(a.tx((t) => t.repo<Doc>('things').put('late', { n: 1 }))).rejects.toThrow(
+      /refused at commit/,
+    );
+    expect(a.collection<Doc>('things').has('late')).toBe(false);
+    expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([]);
+    await a.tx((t) => t.repo<Doc>('things').put('fine', { n: 2 }));
+    expect(a.collection<Doc>('things').get('fine')).toEqual({ n: 2 });
   });
 
   it('says what is wrong when PostgreSQL cannot be reached', async () => {

@@ -10,6 +10,12 @@ export interface PgMigration {
   sql: string;
 }
 
+/**
+ * First key of the advisory lock every commit takes (the second is the schema's hash, so schemas never wait for
+ * each other): commits have one order across processes.
+ */
+export const COMMIT_LOCK = 0x48584301;
+
 export const PG_MIGRATIONS: PgMigration[] = [
   {
     version: 1,
@@ -48,6 +54,38 @@ export const PG_MIGRATIONS: PgMigration[] = [
         created_at bigint NOT NULL
       );
       INSERT INTO hx_clock (seq, created_at) VALUES (0, extract(epoch FROM now())::bigint);
+    `,
+  },
+  {
+    version: 2,
+    name: 'hx_commit: a commit in one round trip',
+    sql: `
+      -- Writes one commit unless another process committed since the caller's copy was current (the clock is not
+      -- at expected): then it writes nothing and answers false, and the caller catches up under the lock. Called
+      -- alone (autocommit), the lock it takes is held until the commit is durable.
+      CREATE FUNCTION hx_commit(
+        expected bigint, next bigint, origin text, channel text,
+        u_c text[], u_i text[], u_v bigint[], u_d json[],
+        r_c text[], r_i text[],
+        l_l text[], l_s bigint[], l_e json[],
+        changes json
+      ) RETURNS boolean LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema()));
+        IF (SELECT seq FROM hx_clock) <> expected THEN
+          RETURN false;
+        END IF;
+        INSERT INTO hx_records (collection, id, version, data)
+          SELECT * FROM unnest(u_c, u_i, u_v, u_d)
+          ON CONFLICT (collection, id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data;
+        DELETE FROM hx_records WHERE (collection, id) IN (SELECT * FROM unnest(r_c, r_i));
+        INSERT INTO hx_log_entries (log, seq, entry) SELECT * FROM unnest(l_l, l_s, l_e);
+        INSERT INTO hx_commits (seq, prev, origin, changes) VALUES (next, expected, origin, changes);
+        UPDATE hx_clock SET seq = next;
+        PERFORM pg_notify(channel, next::text || ' ' || origin);
+        RETURN true;
+      END
+      $$;
     `,
   },
 ];

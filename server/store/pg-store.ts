@@ -2,24 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { freeze, produce } from 'immer';
 import pg from 'pg';
 import { StorageWriteError } from '../errors.js';
-import { PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
+import { COMMIT_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
 import { redactUrl } from './pg-url.js';
 import type { DataStore, ReadCollection, ReadLog, Tx, TxRepo } from './seam.js';
 import { isSafeId, TransactionConflictError, type LogSpec, type StoreLogger } from './store.js';
 
-export { PgSchemaTooNewError, redactUrl };
+export { COMMIT_LOCK, PgSchemaTooNewError, redactUrl };
 
 /**
  * The storage seam on PostgreSQL, for communities that outgrow one machine: several host processes share one
  * database. The seam's reads are synchronous, so each process keeps every record in memory (loaded at open,
  * deeply frozen) and keeps it coherent with the others:
  *
- * - Every commit, from any process, takes one advisory lock (so commits have one order across processes), reads
- *   the commit clock, first brings this process's copy up to that clock (the commits it has not applied yet:
- *   `hx_commits` names the records each one changed), checks that every version its transactions read is still
- *   the newest (optimistic concurrency, as the embedded store: a transaction that read something changed since
- *   runs again), then writes records, log entries and its own `hx_commits` row, moves the clock and NOTIFYs.
- *   Transactions that are ready together share one PostgreSQL transaction (one lock, one WAL flush).
+ * - Every commit, from any process, takes one advisory lock, so commits have one order across processes. A
+ *   process checks its transactions against its own copy (optimistic concurrency, as the embedded store: every
+ *   version a transaction read must still be the newest, or it runs again) and sends the batch to `hx_commit`,
+ *   which writes it (records, log entries, its `hx_commits` row naming the records changed), moves the commit
+ *   clock and NOTIFYs, in one round trip, provided the clock is where the process's copy is. When another process
+ *   committed meanwhile, the process takes the lock itself, catches up (the commits it missed), checks again and
+ *   writes. Transactions that are ready together share one PostgreSQL transaction (one lock, one WAL flush).
  * - Other processes LISTEN and, on a notification, pull: the commits past what they applied, then the rows those
  *   name. A process that missed commits (its listening connection dropped, old `hx_commits` rows were pruned)
  *   reloads everything. Readers see a change only once its PostgreSQL transaction committed.
@@ -29,8 +30,6 @@ export { PgSchemaTooNewError, redactUrl };
 
 /** A transaction whose reads keep changing under it gives up after this many runs. */
 const MAX_TX_RUNS = 50;
-/** First keys of the advisory locks (the second is the schema's hash, so schemas never wait for each other). */
-export const COMMIT_LOCK = 0x48584301;
 /** `hx_commits` rows are kept this long, so a process that fell behind pulls changes instead of reloading. */
 const COMMITS_KEPT = "interval '15 minutes'";
 /** Pruning old `hx_commits` rows runs once per this many commits. */
@@ -274,6 +273,15 @@ interface Queued {
   t: PgTransaction;
   settle: (committed: boolean) => void;
   fail: (error: unknown) => void;
+}
+
+interface Plan {
+  accepted: Queued[];
+  retry: Queued[];
+  assigned: Array<{ write: Write; seq: number }>;
+  prev: number;
+  next: number;
+  params: unknown[];
 }
 
 export interface PgStoreOptions {
@@ -523,7 +531,74 @@ export class PgStore implements DataStore {
     }
   }
 
-  /** Commits `batch` in one PostgreSQL transaction; transactions whose reads changed are told to run again. */
+  /**
+   * Which transactions of `batch` may commit on top of this process's copy (every version they read still the
+   * newest, and none read what an earlier one of the batch writes), with sequence numbers after `#applied`.
+   */
+  #plan(batch: Queued[]): Plan {
+    const accepted: Queued[] = [];
+    const retry: Queued[] = [];
+    const touched = new Set<string>();
+    for (const queued of batch) {
+      const { t } = queued;
+      let ok = t.valid();
+      if (ok) for (const key of t.reads.keys()) if (touched.has(key)) ok = false;
+      if (ok) for (const key of t.keyReads.keys()) if (touched.has(key)) ok = false;
+      if (!ok) {
+        retry.push(queued);
+        continue;
+      }
+      accepted.push(queued);
+      for (const [key, write] of t.writes) {
+        touched.add(key);
+        const before = write.collection.get(write.id);
+        const keys = [
+          ...(before === undefined ? [] : write.collection.keysOf(before)),
+          ...(write.data === null ? [] : write.collection.keysOf(write.data)),
+        ];
+        for (const indexKey of keys) touched.add(`${write.collection.name}/${indexKey}`);
+      }
+    }
+    const prev = this.#applied;
+    let next = prev;
+    const assigned: Array<{ write: Write; seq: number }> = [];
+    const logRows: Array<{ log: string; seq: number; json: string }> = [];
+    for (const { t } of accepted) {
+      for (const write of t.writes.values()) assigned.push({ write, seq: ++next });
+      for (const append of t.appends) {
+        append.entry.seq = ++next;
+        logRows.push({ log: append.log.name, seq: append.entry.seq, json: JSON.stringify(append.entry) });
+      }
+    }
+    // The last write of a record in the batch is the one kept.
+    const finals = new Map<string, { write: Write; seq: number }>();
+    for (const item of assigned) finals.set(`${item.write.collection.name}/${item.write.id}`, item);
+    const upserts = [...finals.values()].filter(({ write }) => write.data !== null);
+    const removals = [...finals.values()].filter(({ write }) => write.data === null);
+    const params = [
+      prev,
+      next,
+      this.#origin,
+      this.#channel,
+      upserts.map(({ write }) => write.collection.name),
+      upserts.map(({ write }) => write.id),
+      upserts.map(({ seq }) => seq),
+      upserts.map(({ write }) => JSON.stringify(write.data)),
+      removals.map(({ write }) => write.collection.name),
+      removals.map(({ write }) => write.id),
+      logRows.map((row) => row.log),
+      logRows.map((row) => row.seq),
+      logRows.map((row) => row.json),
+      JSON.stringify([...finals.values()].map(({ write }) => [write.collection.name, write.id])),
+    ];
+    return { accepted, retry, assigned, prev, next, params };
+  }
+
+  /**
+   * Commits `batch` in one PostgreSQL transaction; transactions whose reads changed are told to run again.
+   * First in one round trip (`hx_commit`, which commits only when no other process committed since this one's
+   * copy was current); when another did, under the commit lock: catch up, check again, write, COMMIT.
+   */
   async #commit(batch: Queued[]): Promise<void> {
     let client: pg.PoolClient;
     try {
@@ -532,125 +607,84 @@ export class PgStore implements DataStore {
       for (const queued of batch) queued.fail(new StorageWriteError(error));
       return;
     }
-    const accepted: Queued[] = [];
-    const retry: Queued[] = [];
-    const assigned: Array<{ write: Write; seq: number }> = [];
-    const logRows: Array<{ log: string; seq: number; json: string }> = [];
-    let next = 0;
-    let prev = 0;
-    let sent = false;
-    let broken = false;
+    // The plan last sent: after a connection lost on the way, its sequence number tells whether it committed.
+    const sent: { plan: Plan | null } = { plan: null };
+    let plan: Plan | null = null;
     try {
-      // One round trip: in READ COMMITTED the clock is read after the lock is held (each statement's own snapshot).
-      const results = (await client.query(
-        `BEGIN; SELECT pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema())); SELECT seq FROM hx_clock`,
-      )) as unknown as pg.QueryResult[];
-      await this.#pull(client, Number((results[2]!.rows[0] as { seq: string }).seq));
-      prev = this.#applied;
-      next = prev;
-      // Which records and index keys the transactions accepted so far change: a later one that read any of
-      // them read a version that is about to be replaced.
-      const touched = new Set<string>();
-      for (const queued of batch) {
-        const { t } = queued;
-        let ok = t.valid();
-        if (ok) for (const key of t.reads.keys()) if (touched.has(key)) ok = false;
-        if (ok) for (const key of t.keyReads.keys()) if (touched.has(key)) ok = false;
-        if (!ok) {
-          retry.push(queued);
-          continue;
-        }
-        accepted.push(queued);
-        for (const [key, write] of t.writes) {
-          touched.add(key);
-          const before = write.collection.get(write.id);
-          const keys = [
-            ...(before === undefined ? [] : write.collection.keysOf(before)),
-            ...(write.data === null ? [] : write.collection.keysOf(write.data)),
-          ];
-          for (const indexKey of keys) touched.add(`${write.collection.name}/${indexKey}`);
-        }
-      }
-      if (accepted.length === 0) {
-        await client.query('ROLLBACK');
-        client.release();
-        for (const queued of retry) queued.settle(false);
-        return;
-      }
-      // Sequence numbers in commit order; the last write of a record in the batch is the one kept.
-      for (const { t } of accepted) {
-        for (const write of t.writes.values()) assigned.push({ write, seq: ++next });
-        for (const append of t.appends) {
-          append.entry.seq = ++next;
-          logRows.push({ log: append.log.name, seq: append.entry.seq, json: JSON.stringify(append.entry) });
-        }
-      }
-      const finals = new Map<string, { write: Write; seq: number }>();
-      for (const item of assigned) finals.set(`${item.write.collection.name}/${item.write.id}`, item);
-      const upserts = [...finals.values()].filter(({ write }) => write.data !== null);
-      const removals = [...finals.values()].filter(({ write }) => write.data === null);
-      const changes = [...finals.values()].map(({ write }) => [write.collection.name, write.id]);
-      await client.query(
-        `WITH upserted AS (
-           INSERT INTO hx_records (collection, id, version, data)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::json[])
-           ON CONFLICT (collection, id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data
-         ), removed AS (
-           DELETE FROM hx_records WHERE (collection, id) IN (SELECT * FROM unnest($5::text[], $6::text[]))
-         ), logged AS (
-           INSERT INTO hx_log_entries (log, seq, entry) SELECT * FROM unnest($7::text[], $8::bigint[], $9::json[])
-         ), committed AS (
-           INSERT INTO hx_commits (seq, prev, origin, changes) VALUES ($10, $11, $12, $13::json)
-         ), clock AS (
-           UPDATE hx_clock SET seq = $10
-         )
-         SELECT pg_notify($14, $10::text || ' ' || $12)`,
-        [
-          upserts.map(({ write }) => write.collection.name),
-          upserts.map(({ write }) => write.id),
-          upserts.map(({ seq }) => seq),
-          upserts.map(({ write }) => JSON.stringify(write.data)),
-          removals.map(({ write }) => write.collection.name),
-          removals.map(({ write }) => write.id),
-          logRows.map((row) => row.log),
-          logRows.map((row) => row.seq),
-          logRows.map((row) => row.json),
-          next,
-          prev,
-          this.#origin,
-          JSON.stringify(changes),
-          this.#channel,
-        ],
-      );
-      if (++this.#commitsSincePrune >= PRUNE_EVERY) {
-        this.#commitsSincePrune = 0;
-        await client.query(
-          `DELETE FROM hx_commits WHERE seq < $1 AND committed_at < now() - ${COMMITS_KEPT}`,
-          [next],
+      plan = this.#plan(batch);
+      sent.plan = plan;
+      if (plan.accepted.length > 0) {
+        const fast = await client.query<{ ok: boolean }>(
+          'SELECT hx_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json) AS ok',
+          plan.params,
         );
+        if (!fast.rows[0]!.ok) plan = await this.#lockedCommit(client, batch, sent);
       }
-      sent = true;
-      await client.query('COMMIT');
     } catch (error) {
-      broken = true;
+      plan = sent.plan;
       client.release(true);
-      const committed = sent && (await this.#wasCommitted(next));
-      if (!committed) {
-        // Nothing of the batch was kept: its transactions fail (those told to run again still may).
+      // A refusal PostgreSQL answered rolled the transaction back; a connection lost on the way leaves it unknown
+      // until the commit lock shows the sender's transaction ended.
+      const committed =
+        plan !== null &&
+        plan.accepted.length > 0 &&
+        !(error instanceof pg.DatabaseError) &&
+        (await this.#wasCommitted(plan.next));
+      if (!committed || plan === null) {
+        const retry = plan?.retry ?? [];
         for (const queued of batch) {
           if (retry.includes(queued)) queued.settle(false);
           else queued.fail(new StorageWriteError(error));
         }
         return;
       }
+      this.#applyPlan(plan);
+      return;
     }
-    if (!broken) client.release();
-    // Committed: readers see it now, in sequence order.
-    for (const { write, seq } of assigned) write.collection.apply(write.id, seq, write.data);
-    for (const { t } of accepted) for (const append of t.appends) append.log.accept(append.entry);
-    this.#applied = next;
-    for (const queued of accepted) queued.settle(true);
-    for (const queued of retry) queued.settle(false);
+    client.release();
+    this.#applyPlan(plan);
+    if (plan.accepted.length > 0 && ++this.#commitsSincePrune >= PRUNE_EVERY) {
+      this.#commitsSincePrune = 0;
+      await this.pool
+        .query(`DELETE FROM hx_commits WHERE seq < $1 AND committed_at < now() - ${COMMITS_KEPT}`, [
+          plan.prev,
+        ])
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'pruning old hx_commits rows failed'));
+    }
+  }
+
+  /** The slow path: under the commit lock, this process catches up, plans again, and commits. */
+  async #lockedCommit(client: pg.PoolClient, batch: Queued[], sent: { plan: Plan | null }): Promise<Plan> {
+    // One round trip: in READ COMMITTED the clock is read after the lock is held (each statement's own snapshot).
+    const results = (await client.query(
+      `BEGIN; SELECT pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema())); SELECT seq FROM hx_clock`,
+    )) as unknown as pg.QueryResult[];
+    try {
+      await this.#pull(client, Number((results[2]!.rows[0] as { seq: string }).seq));
+      const plan = this.#plan(batch);
+      sent.plan = plan;
+      if (plan.accepted.length > 0) {
+        const written = await client.query<{ ok: boolean }>(
+          'SELECT hx_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json) AS ok',
+          plan.params,
+        );
+        if (!written.rows[0]!.ok) throw new Error('the commit clock moved under the commit lock');
+      }
+      await client.query(plan.accepted.length > 0 ? 'COMMIT' : 'ROLLBACK');
+      return plan;
+    } catch (error) {
+      if (error instanceof pg.DatabaseError) await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A committed plan: readers see it now, in sequence order; its transactions resolve (or run again). */
+  #applyPlan(plan: Plan): void {
+    for (const { write, seq } of plan.assigned) write.collection.apply(write.id, seq, write.data);
+    for (const { t } of plan.accepted) for (const append of t.appends) append.log.accept(append.entry);
+    this.#applied = plan.next;
+    for (const queued of plan.accepted) queued.settle(true);
+    for (const queued of plan.retry) queued.settle(false);
   }
 
   /**

@@ -72,6 +72,8 @@ Options:
                            keep-alive Agent) or fetch (undici)
   --json                   print the results as JSON on stdout (no progress on stderr)
   --server-cpu-prof DIR    run the server with --cpu-prof and write its profile to DIR
+  --database URL           run the server on PostgreSQL (serve --database): the bench seeds a schema of its own
+                           in that database (its role must be allowed to create one) and drops it at the end
   -h, --help               this help
 `;
 
@@ -272,7 +274,38 @@ function startWorker() {
 // Coordinator (main thread)
 // ---------------------------------------------------------------------------------------------------------------
 
-const state = { dataDir: null, server: null, workers: [], cleaning: null, stopping: false };
+const state = { dataDir: null, server: null, workers: [], cleaning: null, stopping: false, schema: null };
+
+/** A throwaway schema in the --database database: its URL (connections placed in it). */
+async function benchSchema(url) {
+  const { default: pg } = await import('pg');
+  const name = `hx_bench_${Date.now().toString(36)}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA ${name}`);
+  } finally {
+    await client.end();
+  }
+  state.schema = { url, name };
+  const placed = new URL(url);
+  placed.searchParams.set('options', `-c search_path=${name}`);
+  return placed.toString();
+}
+
+async function dropBenchSchema() {
+  const schema = state.schema;
+  if (!schema) return;
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: schema.url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA ${schema.name} CASCADE`);
+    state.schema = null;
+  } finally {
+    await client.end();
+  }
+}
 
 async function cleanup() {
   state.cleaning ??= (async () => {
@@ -281,6 +314,7 @@ async function cleanup() {
     if (state.server) await stopServer(state, state.server).catch(() => undefined);
     // On failure state.dataDir stays set, so the exit handler tries once more.
     await removeStateDir(state, 'dataDir').catch(() => undefined);
+    await dropBenchSchema().catch(() => undefined);
   })();
   return state.cleaning;
 }
@@ -297,6 +331,7 @@ function parseArgsStrict() {
       json: { type: 'boolean', default: false },
       phases: { type: 'string', default: 'getUser,updateBio,loginStorm' },
       'server-cpu-prof': { type: 'string' },
+      database: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -328,6 +363,7 @@ function parseOptions() {
     transport: values.transport,
     json: values.json,
     cpuProfDir: values['server-cpu-prof'] ? resolve(values['server-cpu-prof']) : null,
+    database: values.database ?? null,
     phases: values.phases.split(',').map((name) => name.trim()),
   };
   for (const name of options.phases) {
@@ -339,13 +375,13 @@ function parseOptions() {
   return options;
 }
 
-async function seed(dataDir, count) {
+async function seed(dataDir, count, database) {
   const { openHost, randomIds, enums, argon2, seedApi } = await loadServerForSeeding(DIST);
   const { Rank } = enums;
   const started = performance.now();
   // fsync off while seeding (one `sync` at the end instead): only the bench's setup gets faster, the server
   // under test runs with its default (fsync on).
-  const host = await openHost({ dataDir, logLevel: 'silent', fsync: false });
+  const host = await openHost({ dataDir, database, logLevel: 'silent', fsync: false });
   const users = [];
   let hashMs;
   try {
@@ -390,8 +426,9 @@ async function seed(dataDir, count) {
   return { users, seedMs: performance.now() - started, hashMs };
 }
 
-async function startServer(dataDir, cpuProfDir) {
-  return spawnServer(state, { args: await serveArgs(CLI, dataDir, { cpuProfDir }) });
+async function startServer(dataDir, cpuProfDir, database) {
+  const extra = database ? ['--database', database] : [];
+  return spawnServer(state, { args: await serveArgs(CLI, dataDir, { cpuProfDir, extra }) });
 }
 
 async function startWorkers(options, server, users) {
@@ -561,7 +598,8 @@ function printTable(r) {
   lines.push('');
   lines.push(
     `Hypernex Companion accounts bench: ${fmt.int(r.config.users)} users, ${r.config.clients} clients, ` +
-      `${r.config.seconds} s per phase, transport ${r.config.transport}, ${r.config.workers} load worker(s)`,
+      `${r.config.seconds} s per phase, transport ${r.config.transport}, ${r.config.workers} load worker(s), ` +
+      `${r.config.store} store`,
   );
   lines.push(`${r.env.cpuModel}, ${r.env.cpus} CPUs, Node ${r.env.node}, data folder in ${r.env.tmpdir}`);
   lines.push(
@@ -690,10 +728,11 @@ async function main() {
   }
   state.dataDir = await mkdtemp(join(os.tmpdir(), 'hypernex-bench-'));
   progress(options, `seeding ${options.users} users in ${state.dataDir} ...`);
-  const seeded = await seed(state.dataDir, options.users);
+  const database = options.database ? await benchSchema(options.database) : null;
+  const seeded = await seed(state.dataDir, options.users, database);
 
   progress(options, 'starting the server ...');
-  const server = await startServer(state.dataDir, options.cpuProfDir);
+  const server = await startServer(state.dataDir, options.cpuProfDir, database);
   const pid = server.child.pid;
   const afterStartup = await readProcStatus(pid);
 
@@ -728,6 +767,7 @@ async function main() {
   state.workers = [];
   const exit = await stopServer(state, server);
   await removeStateDir(state, 'dataDir');
+  await dropBenchSchema();
 
   const warmup = phases.warmup;
   delete phases.warmup;
@@ -748,6 +788,7 @@ async function main() {
       warmupSeconds: options.warmup,
       transport: options.transport,
       workers: options.workers,
+      store: options.database ? 'PostgreSQL' : 'embedded',
     },
     env: {
       node: process.version,

@@ -74,7 +74,7 @@ async function run(argv: string[]): Promise<number> {
   }
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
   const { kind } = await inspectDataFolder(dataDir);
-  if (kind !== 'ours') {
+  if (kind !== 'ours' && kind !== 'files') {
     throw new BuildsUsageError(
       `${dataDir} is not a Hypernex Companion data folder${kind === 'foreign' ? '' : ' yet (start the host on it once)'}`,
     );

@@ -12,6 +12,7 @@ Moderation screen (users ranked below them).
 
 Options:
   --data-dir DIR      data folder (default: ${defaultDataDir()})
+  --database URL      the PostgreSQL database of hosts started with --database
   --username NAME     the account's username (or --user-id ID)
   --user-id ID        the account's id
   --password PASS     the new password: 8+ characters with upper and lower case, a digit and a symbol
@@ -26,6 +27,7 @@ export async function userResetPassword(argv: string[]): Promise<number> {
     args: argv,
     options: {
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
       username: { type: 'string' },
       'user-id': { type: 'string' },
       password: { type: 'string' },
@@ -42,7 +44,7 @@ export async function userResetPassword(argv: string[]): Promise<number> {
     throw new UserUsageError('give one of --username or --user-id');
   }
   const host = await openHost(
-    { dataDir: resolve(values['data-dir'] ?? defaultDataDir()) },
+    { dataDir: resolve(values['data-dir'] ?? defaultDataDir()), database: values.database ?? null },
     { logger: pino({ level: 'silent' }) },
   );
   try {

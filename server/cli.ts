@@ -15,6 +15,7 @@ import { RANK_NAMES, type Rank } from './protocol/enums.js';
 import { AppError } from './errors.js';
 import { BuildsUsageError, buildsCommand } from './cli-builds.js';
 import { userResetPassword, UserUsageError } from './cli-users.js';
+import { redactUrl } from './store/pg-url.js';
 import { isLoopbackHost, OPEN_TO_LAN_HINT } from './protocol/host-info.js';
 
 /** Where `npm run build` puts the UI, relative to this file once compiled (dist/server/cli.js). */
@@ -28,6 +29,7 @@ Usage:
   hypernex-companion user reset-password     set a new password for an account in a data folder
   hypernex-companion test-game-server [opts] a stand-in game server that claims and readies instances
   hypernex-companion builds add|list|remove  client builds players download (launcher, game, CCK)
+  hypernex-companion migrate --from DIR --database URL  move a data folder's records into PostgreSQL
   hypernex-companion <command> --help       options of a command
 `;
 
@@ -37,6 +39,9 @@ Runs the host alone and prints "listening on http://HOST:PORT" once it accepts c
 
 Options:
   --data-dir DIR             data folder (default: ${defaultDataDir()})
+  --database URL             keep records in PostgreSQL (postgres://USER@HOST:PORT/DB; a password may come
+                             from PGPASSWORD); the data folder then holds only uploaded files, and several
+                             hosts on the same database may share it
   --host ADDR                address to bind (default: 127.0.0.1; 0.0.0.0 shares it on the LAN)
   --port N                   port (default: ${DEFAULT_PORT}; 0 picks a free one)
   --public-url URL           address LAN clients use, e.g. http://192.168.1.20:${DEFAULT_PORT}
@@ -60,6 +65,7 @@ Creates an account in a data folder that no running host holds (stop the host fi
 
 Options:
   --data-dir DIR      data folder (default: ${defaultDataDir()})
+  --database URL      the PostgreSQL database of hosts started with --database (hosts may keep running)
   --username NAME     3-20 letters or digits, at most one underscore
   --password PASS     8+ characters with upper and lower case, a digit and a symbol
   --email EMAIL       email address
@@ -81,6 +87,7 @@ async function serve(argv: string[]): Promise<number> {
     args: argv,
     options: {
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       'public-url': { type: 'string' },
@@ -129,6 +136,7 @@ async function serve(argv: string[]): Promise<number> {
     uiDir: values['no-ui'] ? null : BUILT_UI_DIR,
     ...overrides,
     ...(values['data-dir'] !== undefined && { dataDir: resolve(values['data-dir']) }),
+    ...(values.database !== undefined && { database: values.database }),
     ...(values.host !== undefined && { host: values.host }),
     ...(port !== undefined && { port }),
     ...(values['public-url'] !== undefined && { publicUrl: values['public-url'] }),
@@ -176,6 +184,7 @@ function hostInfo(server: HostServer): string {
       `setup secret: ${server.setupSecret}\n` +
       `or open ${server.url}/#setup=${server.setupSecret} on this machine\n`;
   }
+  if (server.config.database !== null) out += `database: ${redactUrl(server.config.database)}\n`;
   return `${out}data folder: ${server.config.dataDir}\n`;
 }
 
@@ -184,6 +193,7 @@ async function userCreate(argv: string[]): Promise<number> {
     args: argv,
     options: {
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
       username: { type: 'string' },
       password: { type: 'string' },
       email: { type: 'string' },
@@ -202,7 +212,7 @@ async function userCreate(argv: string[]): Promise<number> {
   const rank = int('rank', values.rank) ?? 2;
   if (rank < 0 || rank > 6) throw new UsageError('--rank must be 0..6');
   const host = await openHost(
-    { dataDir: resolve(values['data-dir'] ?? defaultDataDir()) },
+    { dataDir: resolve(values['data-dir'] ?? defaultDataDir()), database: values.database ?? null },
     { logger: pino({ level: 'silent' }) },
   );
   try {
@@ -286,6 +296,8 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'user' && sub === 'reset-password') return await userResetPassword(rest);
     if (command === 'test-game-server') return await testGameServer(argv.slice(1));
     if (command === 'builds') return await buildsCommand(argv.slice(1));
+    // Loaded only here: the PostgreSQL client is not needed by the other commands.
+    if (command === 'migrate') return await (await import('./cli-migrate.js')).migrateCommand(argv.slice(1));
     if (command === 'user') {
       process.stdout.write(USER_CREATE_HELP);
       return sub === '--help' || sub === '-h' ? 0 : 1;
@@ -300,6 +312,7 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof UsageError ||
       error instanceof BuildsUsageError ||
       error instanceof UserUsageError ||
+      (error as Error | null)?.name === 'MigrateUsageError' ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`error: ${(error as Error).message}\nsee --help\n`);

@@ -4,8 +4,13 @@ import { z } from 'zod';
 
 /** Every limit and setting of the host in one place, with safe defaults (DESIGN: limits as options). */
 export interface HostConfig {
-  /** Folder holding the database and uploaded files; one process owns it at a time. */
+  /**
+   * Folder holding the database and uploaded files; one process owns it at a time. With `database`, it holds
+   * only uploaded files and several hosts may share it.
+   */
   dataDir: string;
+  /** A PostgreSQL URL (postgres://USER@HOST:PORT/DB): records live there instead of the data folder. */
+  database: string | null;
   /** Address to bind. 127.0.0.1 keeps the host private; 0.0.0.0 shares it on the LAN. */
   host: string;
   /** HTTP (and socket) port; 0 picks a free one. */
@@ -133,6 +138,7 @@ export const DEFAULT_PORT = 5180;
 export function defaultConfig(): HostConfig {
   return {
     dataDir: defaultDataDir(),
+    database: null,
     host: '127.0.0.1',
     port: DEFAULT_PORT,
     publicUrl: null,

@@ -29,6 +29,9 @@ import { createPopularityService, POPULARITY, type PopularityService } from './s
 import { createSearchService, type SearchService } from './services/search.js';
 import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
 import { Store } from './store/store.js';
+import type { HostStore } from './store/seam.js';
+import { useAsFilesFolder } from './store/data-folder.js';
+import { redactUrl } from './store/pg-url.js';
 import type { LogFileSystem } from './store/wal.js';
 import {
   createModerationService,
@@ -51,7 +54,7 @@ export interface HostServer {
   readonly lanUrls: string[];
   /** The first-run setup secret while no owner exists; null afterwards. Show it only on the host machine. */
   readonly setupSecret: string | null;
-  readonly store: Store;
+  readonly store: HostStore;
   readonly users: UsersRepo;
   readonly accounts: AccountsService;
   readonly social: SocialService;
@@ -97,7 +100,7 @@ export const COLLECTIONS = [
 export interface HostCore {
   config: HostConfig;
   log: Logger;
-  store: Store;
+  store: HostStore;
   users: UsersRepo;
   accounts: AccountsService;
   social: SocialService;
@@ -143,14 +146,7 @@ export async function openHost(
     options.logger ?? pino({ level: process.env.HYPERNEX_LOG_LEVEL ?? config.logLevel, base: undefined });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
-  const store = await Store.open(
-    config.dataDir,
-    {
-      collections: COLLECTIONS,
-      logs: [{ name: MODERATION_LOG, file: MODERATION_LOG_FILE, keyOf: logKeyOf }],
-    },
-    { fsync: config.fsync, clock: () => clock.now(), logger: log, fs: options.logFileSystem },
-  );
+  const store = await openHostStore(config, log, clock, options);
   let invitesOpened: InvitesService | null = null;
   try {
     const moderationLog = store.log<ModerationLogEntry, LogKey>(MODERATION_LOG);
@@ -283,6 +279,7 @@ export async function openHost(
           .flush()
           .catch((error: unknown) => log.error({ err: error }, 'popularity flush failed at close'));
         await invites.close();
+        await uploads.close();
         await store.close();
       },
       setPort: (value) => {
@@ -295,6 +292,35 @@ export async function openHost(
     await store.close();
     throw error;
   }
+}
+
+const STORE_SPEC = {
+  collections: COLLECTIONS,
+  logs: [{ name: MODERATION_LOG, file: MODERATION_LOG_FILE, keyOf: logKeyOf }],
+};
+
+/**
+ * The host's records: in the data folder (the embedded store, which locks it), or with `database` in PostgreSQL,
+ * the data folder then holding only uploaded files that several hosts may share (no lock).
+ */
+export async function openHostStore(
+  config: HostConfig,
+  log: Logger,
+  clock: Clock,
+  options: HostOptions = {},
+): Promise<HostStore> {
+  if (config.database === null) {
+    return Store.open(config.dataDir, STORE_SPEC, {
+      fsync: config.fsync,
+      clock: () => clock.now(),
+      logger: log,
+      fs: options.logFileSystem,
+    });
+  }
+  // Loaded only here: hosts on the embedded store never load the PostgreSQL client.
+  const { PgStore } = await import('./store/pg-store.js');
+  await useAsFilesFolder(config.dataDir, { database: redactUrl(config.database) });
+  return PgStore.open(config.database, STORE_SPEC, { logger: log });
 }
 
 /** Opens the data folder, starts the HTTP API (and UI) and returns once it accepts connections. */

@@ -21,7 +21,7 @@ import {
   type StoredToken,
   type StoredUser,
 } from '../store/users.js';
-import type { Tx } from '../store/store.js';
+import type { Tx } from '../store/seam.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from '../protocol/urls.js';
 import { createLoginThrottle } from './login-throttle.js';

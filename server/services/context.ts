@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { HostConfig } from '../config.js';
-import type { Store } from '../store/store.js';
+import type { HostStore } from '../store/seam.js';
 import type { UsersRepo } from '../store/users.js';
 import type { PasswordHasher } from './passwords.js';
 
@@ -80,7 +80,7 @@ export class HostEvents extends EventEmitter<HostEventMap> {}
 
 export interface ServiceDeps {
   config: HostConfig;
-  store: Store;
+  store: HostStore;
   users: UsersRepo;
   clock: Clock;
   ids: Ids;

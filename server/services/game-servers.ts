@@ -1,7 +1,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import type { GameServerTokenDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
-import type { Collection } from '../store/store.js';
+import type { ReadCollection as Collection } from '../store/seam.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
 

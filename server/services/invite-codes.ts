@@ -1,7 +1,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import type { InviteCodeDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
-import type { Collection, Tx } from '../store/store.js';
+import type { ReadCollection as Collection, Tx } from '../store/seam.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
 

@@ -13,8 +13,8 @@ import {
 } from '../protocol/schemas.js';
 import type { BanStatusDto, WarnStatusDto } from '../protocol/types.js';
 import { AppError } from '../errors.js';
-import type { StoreLog } from '../store/store-log.js';
-import type { Tx } from '../store/store.js';
+import type { ReadLog } from '../store/seam.js';
+import type { Tx } from '../store/seam.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
 import type { StoredFile } from './uploads.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
@@ -59,7 +59,7 @@ export interface LogKey {
 export const MODERATION_LOG = 'moderation';
 export const MODERATION_LOG_FILE = 'moderation-log.jsonl';
 
-export type ModerationLog = StoreLog<ModerationLogEntry, LogKey>;
+export type ModerationLog = ReadLog<ModerationLogEntry, LogKey>;
 
 export const logKeyOf = (entry: ModerationLogEntry): LogKey => ({
   targetUserId: entry.targetUserId,

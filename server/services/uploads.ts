@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -21,7 +22,8 @@ import {
 } from '../protocol/uploads.js';
 import { AppError } from '../errors.js';
 import { readJsonFile, syncDir, writeFileAtomic } from '../store/durable-file.js';
-import type { Collection, Tx } from '../store/store.js';
+import { acquireLock, DataFolderInUseError } from '../store/lock.js';
+import type { ReadCollection as Collection, Tx } from '../store/seam.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { createKeyedSerial } from './serial.js';
@@ -237,6 +239,26 @@ function parseMeta(raw: unknown, field: 'avatarMeta' | 'worldMeta'): unknown {
   return raw;
 }
 
+/**
+ * A temporary folder of this host's own under `root` (tmp/HOSTNAME-N), for a data folder several hosts share:
+ * the first whose lock no live process holds. What a dead holder left in it is this host's to sweep.
+ */
+async function claimTempFolder(root: string): Promise<{ dir: string; release: () => Promise<void> }> {
+  const base =
+    hostname()
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(0, 40) || 'host';
+  for (let n = 0; ; n++) {
+    const dir = join(root, `${base}-${n}`);
+    await mkdir(dir, { recursive: true });
+    try {
+      return { dir, release: await acquireLock(dir) };
+    } catch (error) {
+      if (!(error instanceof DataFolderInUseError) || n >= 1000) throw error;
+    }
+  }
+}
+
 /** Uploads, avatars and worlds (SPEC section 3): files on disk under files/, records in the store. */
 export function createUploadsService(
   deps: Pick<ServiceDeps, 'config' | 'store' | 'users' | 'clock' | 'ids'> & {
@@ -251,7 +273,11 @@ export function createUploadsService(
   const avatars: Collection<AvatarMetaDto> = store.collection<AvatarMetaDto>(AVATARS);
   const worlds: Collection<WorldMetaDto> = store.collection<WorldMetaDto>(WORLDS);
   const filesDir = join(config.dataDir, 'files');
-  const tmpDir = join(config.dataDir, 'tmp');
+  // With records in PostgreSQL several hosts share the folder: each keeps its temporary files in a folder of
+  // its own under tmp/ (claimed in init), and none may sweep uploaded files another host is about to commit.
+  const shared = config.database !== null;
+  let tmpDir = join(config.dataDir, 'tmp');
+  let releaseTmp: (() => Promise<void>) | null = null;
   const chunksDir = join(config.dataDir, 'chunks');
   /** Bumped on every avatar or world change, so search indexes know when to rebuild. */
   let contentVersion = 0;
@@ -917,7 +943,9 @@ export function createUploadsService(
 
   return {
     filesDir,
-    tmpDir,
+    get tmpDir() {
+      return tmpDir;
+    },
     tempPath,
     typeOrThrow,
     finish,
@@ -927,6 +955,11 @@ export function createUploadsService(
      * names prove they are ours; anything else is left and logged.
      */
     async init(): Promise<void> {
+      if (shared) {
+        const claimed = await claimTempFolder(tmpDir);
+        tmpDir = claimed.dir;
+        releaseTmp = claimed.release;
+      }
       await mkdir(tmpDir, { recursive: true });
       await mkdir(filesDir, { recursive: true });
       await mkdir(chunksDir, { recursive: true });
@@ -935,11 +968,12 @@ export function createUploadsService(
         // A leftover temp file that cannot be removed now is tried again at the next start; it never counts as
         // data.
         if (TEMP_FILE.test(name)) await unlink(join(tmpDir, name)).catch(() => undefined);
-        else strangers.push(join(tmpDir, name));
+        else if (!(shared && name === 'companion.lock')) strangers.push(join(tmpDir, name));
       }
-      // A crash between placing a file and committing its record leaves a file nobody knows: remove it.
+      // A crash between placing a file and committing its record leaves a file nobody knows: remove it. Not in
+      // a folder hosts share: another host may be between placing a file and committing its record.
       let orphans = 0;
-      for (const userDir of await readdir(filesDir)) {
+      for (const userDir of shared ? [] : await readdir(filesDir)) {
         const dir = join(filesDir, userDir);
         if (!USER_FOLDER.test(userDir) || !(await stat(dir)).isDirectory()) {
           strangers.push(dir);
@@ -976,6 +1010,12 @@ export function createUploadsService(
           'left files in the data folder that are not ours to delete',
         );
       }
+    },
+
+    /** Gives up this host's temporary folder (a folder shared with other hosts). */
+    async close(): Promise<void> {
+      await releaseTmp?.();
+      releaseTmp = null;
     },
 
     /** Stores one chunk; the chunk that completes a set gets the whole upload answer. */

@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve, parse } from 'node:path';
 
 /**
@@ -6,10 +6,27 @@ import { join, resolve, parse } from 'node:path';
  * holds our meta.json), or foreign (anything else: a home folder, `/etc`, a project checkout). Starting on a
  * foreign folder is refused, so a mistyped setting can never have us sweep or fill somebody else's files.
  */
-export type DataFolderKind = 'missing' | 'empty' | 'ours' | 'foreign';
+export type DataFolderKind = 'missing' | 'empty' | 'ours' | 'files' | 'foreign';
 
 /** The file whose presence makes a folder ours; written first when a data folder is created. */
 export const DATA_FOLDER_MARKER = 'meta.json';
+
+/**
+ * The file that makes a folder the uploaded files of hosts whose records live in PostgreSQL (`--database`),
+ * written when such a host first uses it or when `migrate` moved the folder's records out. It wins over
+ * meta.json: the embedded store refuses such a folder, whose records are no longer its own.
+ */
+export const FILES_FOLDER_MARKER = 'database.json';
+
+export class MovedToDatabaseError extends Error {
+  constructor(readonly dir: string) {
+    super(
+      `${dir} holds only the uploaded files of a host whose records are in PostgreSQL (see its ${FILES_FOLDER_MARKER}). ` +
+        'Start the host with --database URL; nothing in the folder was changed.',
+    );
+    this.name = 'MovedToDatabaseError';
+  }
+}
 
 /**
  * Files a desktop or editor may drop into any folder, and our own lock (taken just before meta.json is first
@@ -42,6 +59,10 @@ export async function inspectDataFolder(dir: string): Promise<{ kind: DataFolder
   }
   if (!info.isDirectory()) return { kind: 'foreign', reason: 'it is a file, not a folder' };
   const names = await readdir(abs);
+  if (names.includes(FILES_FOLDER_MARKER)) {
+    const marker = await stat(join(abs, FILES_FOLDER_MARKER)).catch(() => null);
+    if (marker?.isFile()) return { kind: 'files' };
+  }
   if (names.includes(DATA_FOLDER_MARKER)) {
     const marker = await stat(join(abs, DATA_FOLDER_MARKER)).catch(() => null);
     if (marker?.isFile()) return { kind: 'ours' };
@@ -59,5 +80,30 @@ export async function inspectDataFolder(dir: string): Promise<{ kind: DataFolder
 export async function assertUsableDataFolder(dir: string): Promise<DataFolderKind> {
   const { kind, reason } = await inspectDataFolder(dir);
   if (kind === 'foreign') throw new ForeignDataFolderError(resolve(dir), reason ?? 'it is not ours');
+  if (kind === 'files') throw new MovedToDatabaseError(resolve(dir));
   return kind;
+}
+
+/**
+ * Makes `dir` (missing, empty, an embedded data folder whose records were migrated, or already one) the folder of
+ * uploaded files of hosts on PostgreSQL; refuses a foreign folder. Several hosts may do this at once.
+ */
+export async function useAsFilesFolder(dir: string, note: Record<string, unknown>): Promise<void> {
+  const { kind, reason } = await inspectDataFolder(dir);
+  if (kind === 'foreign') throw new ForeignDataFolderError(resolve(dir), reason ?? 'it is not ours');
+  if (kind === 'files') return;
+  if (kind === 'ours') {
+    throw new ForeignDataFolderError(
+      resolve(dir),
+      'it is an embedded data folder whose records are not in PostgreSQL: move them with ' +
+        '`hypernex-companion migrate --from DIR --database URL` first',
+    );
+  }
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, FILES_FOLDER_MARKER), `${JSON.stringify({ ...note, createdAt: Date.now() })}\n`, {
+    flag: 'wx',
+  }).catch((error: NodeJS.ErrnoException) => {
+    // Another host starting at the same time wrote it first.
+    if (error.code !== 'EEXIST') throw error;
+  });
 }

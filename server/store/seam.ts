@@ -19,6 +19,14 @@ export interface DataStore {
   close(): Promise<void>;
 }
 
+/**
+ * A store a host runs on: the embedded one (store.ts) or PostgreSQL (pg-store.ts). `checkpoint` writes what the
+ * embedded store holds only in its log behind (PostgreSQL has nothing to write behind).
+ */
+export interface HostStore extends DataStore {
+  checkpoint(): Promise<void>;
+}
+
 /** Durable records of one collection, read-only. */
 export interface ReadCollection<T> {
   readonly size: number;

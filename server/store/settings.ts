@@ -1,4 +1,5 @@
-import type { Store, Tx } from './store.js';
+import type { DataStore, Tx } from './seam.js';
+import { Store, type StoreMeta } from './store.js';
 
 /** Host settings changed at run time (first-run state, owner's choices): one record in its own collection. */
 export const SETTINGS = 'settings';
@@ -12,19 +13,21 @@ export interface HostSettingsRecord {
 }
 
 /** The durable host settings (for a folder of the first layout, what its meta.json held). */
-export function hostSettings(store: Store): HostSettingsRecord {
+export function hostSettings(store: DataStore): HostSettingsRecord {
+  // Only an embedded data folder can be of the first layout (PostgreSQL stores began with this collection).
+  const meta: Partial<StoreMeta> = store instanceof Store ? store.meta : {};
   return (
     store.collection<HostSettingsRecord>(SETTINGS).get(HOST) ?? {
-      ownerSetupDone: store.meta.ownerSetupDone ?? false,
-      ...(store.meta.settings?.requireInviteCode !== undefined
-        ? { requireInviteCode: store.meta.settings.requireInviteCode }
+      ownerSetupDone: meta.ownerSetupDone ?? false,
+      ...(meta.settings?.requireInviteCode !== undefined
+        ? { requireInviteCode: meta.settings.requireInviteCode }
         : {}),
     }
   );
 }
 
 /** Changes the host settings in transaction `t`. */
-export function updateHostSettings(t: Tx, store: Store, patch: Partial<HostSettingsRecord>): void {
+export function updateHostSettings(t: Tx, store: DataStore, patch: Partial<HostSettingsRecord>): void {
   const repo = t.repo<HostSettingsRecord>(SETTINGS);
   repo.put(HOST, { ...(repo.get(HOST) ?? hostSettings(store)), ...patch });
 }

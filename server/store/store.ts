@@ -156,6 +156,12 @@ export class Collection<T> implements ReadCollection<T> {
     for (const entry of this.#durable.values()) if (entry.data !== null) yield entry.data;
   }
 
+  /** Every durable record with its id and the sequence number of its last change (for `migrate`). */
+  *entries(): IterableIterator<{ id: string; seq: number; data: T }> {
+    for (const [id, entry] of this.#durable)
+      if (entry.data !== null) yield { id, seq: entry.seq, data: entry.data };
+  }
+
   /** Sequence number of the record's last durable change (0 when unknown). */
   seqOf(id: string): number {
     return this.#durable.get(id)?.seq ?? 0;

@@ -1,6 +1,6 @@
 import type { BanStatusDto, BioDto, WarnStatusDto } from '../protocol/types.js';
 import { Status, type Rank } from '../protocol/enums.js';
-import type { Collection, Store, Tx, TxRepo } from './store.js';
+import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
 
 /** A token as stored: only its SHA-256, so a leaked data folder hands out no live session. */
 export interface StoredToken {
@@ -91,9 +91,9 @@ export const BY_EMAIL = 'email';
 
 /** The users collection as readers see it (durable, frozen records), with its case-insensitive indexes. */
 export class UsersRepo {
-  readonly #collection: Collection<StoredUser>;
+  readonly #collection: ReadCollection<StoredUser>;
 
-  constructor(readonly store: Store) {
+  constructor(readonly store: DataStore) {
     this.#collection = store.collection<StoredUser>(USERS);
     this.#collection.addIndex(BY_NAME, (user) => user.Username.toLowerCase());
     this.#collection.addIndex(BY_EMAIL, (user) => (user.Email ? user.Email.toLowerCase() : undefined));
@@ -117,11 +117,6 @@ export class UsersRepo {
 
   values(): IterableIterator<StoredUser> {
     return this.#collection.values();
-  }
-
-  /** Sequence number of the user's last durable change (0 when unknown). */
-  seqOf(id: string): number {
-    return this.#collection.seqOf(id);
   }
 
   /** The users collection inside a transaction. */

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { LogFileSystem } from '../../server/store/wal.js';
 import type { Logger } from 'pino';
 import type { Draft } from 'immer';
-import type { Store } from '../../server/store/store.js';
+import type { HostStore } from '../../server/store/seam.js';
 import { UsersRepo, type StoredUser } from '../../server/store/users.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,7 +117,7 @@ export async function signUp(
 
 /** Changes a stored user as a transaction would (records are frozen: tests change them through the store). */
 export function editUser(
-  host: { server: { store: Store } },
+  host: { server: { store: HostStore } },
   id: string,
   recipe: (draft: Draft<StoredUser>) => void,
 ): Promise<StoredUser> {

@@ -1,0 +1,129 @@
+import pg from 'pg';
+import { PG_MIGRATIONS, runMigrations } from './pg-migrations.js';
+import { COMMIT_LOCK, PostgresUnreachableError } from './pg-store.js';
+import { redactUrl } from './pg-url.js';
+
+export interface ImportedRecord {
+  collection: string;
+  id: string;
+  /** The sequence number of the record's last change where it came from (kept: log entries refer to them). */
+  version: number;
+  data: unknown;
+}
+
+export interface ImportedEntry {
+  log: string;
+  seq: number;
+  entry: { seq: number };
+}
+
+export class DatabaseNotEmptyError extends Error {
+  constructor(url: string, records: number, entries: number) {
+    super(
+      `The database ${redactUrl(url)} is not empty (${records} records, ${entries} log entries): migrate only into ` +
+        'an empty database. Nothing was changed.',
+    );
+    this.name = 'DatabaseNotEmptyError';
+  }
+}
+
+/** Rows per INSERT statement. */
+const BATCH = 500;
+
+/**
+ * Copies records and log entries into the PostgreSQL store at `url` in one transaction, refusing a database that
+ * already holds any (naming it). Sequence numbers are kept and the commit clock set past them, so the store goes
+ * on where the source stopped; hosts already running on the database reload everything.
+ */
+export async function importIntoEmptyDatabase(
+  url: string,
+  records: Iterable<ImportedRecord>,
+  entries: AsyncIterable<ImportedEntry> | Iterable<ImportedEntry>,
+): Promise<{ records: number; entries: number }> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => undefined);
+  try {
+    try {
+      await runMigrations(pool, PG_MIGRATIONS);
+    } catch (error) {
+      if ((error as { code?: string }).code === undefined) throw new PostgresUnreachableError(url, error);
+      throw error;
+    }
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [COMMIT_LOCK]);
+      const counts = (
+        await client.query<{ records: string; entries: string; clock: string }>(
+          `SELECT (SELECT count(*) FROM hx_records) AS records, (SELECT count(*) FROM hx_log_entries) AS entries,
+                  (SELECT seq FROM hx_clock) AS clock`,
+        )
+      ).rows[0]!;
+      if (Number(counts.records) > 0 || Number(counts.entries) > 0 || Number(counts.clock) > 0)
+        throw new DatabaseNotEmptyError(url, Number(counts.records), Number(counts.entries));
+      let clock = 0;
+      let recordCount = 0;
+      let batch: ImportedRecord[] = [];
+      const flushRecords = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        await client.query(
+          `INSERT INTO hx_records (collection, id, version, data)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::json[])`,
+          [
+            batch.map((r) => r.collection),
+            batch.map((r) => r.id),
+            batch.map((r) => r.version),
+            batch.map((r) => JSON.stringify(r.data)),
+          ],
+        );
+        recordCount += batch.length;
+        batch = [];
+      };
+      for (const record of records) {
+        clock = Math.max(clock, record.version);
+        batch.push(record);
+        if (batch.length >= BATCH) await flushRecords();
+      }
+      await flushRecords();
+      let entryCount = 0;
+      let logBatch: ImportedEntry[] = [];
+      const flushEntries = async (): Promise<void> => {
+        if (logBatch.length === 0) return;
+        await client.query(
+          `INSERT INTO hx_log_entries (log, seq, entry) SELECT * FROM unnest($1::text[], $2::bigint[], $3::json[])`,
+          [
+            logBatch.map((e) => e.log),
+            logBatch.map((e) => e.seq),
+            logBatch.map((e) => JSON.stringify(e.entry)),
+          ],
+        );
+        entryCount += logBatch.length;
+        logBatch = [];
+      };
+      for await (const entry of entries) {
+        clock = Math.max(clock, entry.seq);
+        logBatch.push(entry);
+        if (logBatch.length >= BATCH) await flushEntries();
+      }
+      await flushEntries();
+      await client.query('UPDATE hx_clock SET seq = $1', [clock]);
+      await client.query('SELECT pg_notify($1, $2)', [
+        `hx_commit_${await schemaOf(client)}`.slice(0, 63),
+        `${clock}`,
+      ]);
+      await client.query('COMMIT');
+      client.release();
+      return { records: recordCount, entries: entryCount };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(true);
+      throw error;
+    }
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+async function schemaOf(client: pg.PoolClient): Promise<string> {
+  return (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!.schema;
+}

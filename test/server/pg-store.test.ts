@@ -1,0 +1,253 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { StorageWriteError } from '../../server/errors.js';
+import { PgStore } from '../../server/store/pg-store.js';
+import { describeStoreConformance, type Doc, type Entry } from './store-conformance.js';
+import { dropSchemas, freshDatabaseUrl, queryAt } from './pg-helpers.js';
+
+const SPEC = {
+  collections: ['things'],
+  logs: [{ name: 'history', keyOf: (entry: Entry) => entry.target }],
+};
+
+const opened: PgStore[] = [];
+
+async function openStore(url: string): Promise<PgStore> {
+  const store = await PgStore.open(url, SPEC);
+  store.collection<Doc>('things').addIndex('name', (doc) => doc.name);
+  opened.push(store);
+  return store;
+}
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close().catch(() => undefined);
+  await dropSchemas();
+});
+
+describeStoreConformance('PostgreSQL', { place: freshDatabaseUrl, open: openStore });
+
+describe('PostgreSQL store: several processes on one database', () => {
+  it('shows a commit made by one store to the other', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1, name: 'ex' }));
+    // Heard through LISTEN/NOTIFY, without asking.
+    await expect.poll(() => b.collection<Doc>('things').get('x')).toEqual({ n: 1, name: 'ex' });
+    expect(b.collection<Doc>('things').find('name', 'ex')).toEqual({ n: 1, name: 'ex' });
+    await a.tx((t) => t.repo<Doc>('things').remove('x'));
+    await b.refresh();
+    expect(b.collection<Doc>('things').has('x')).toBe(false);
+    expect(b.collection<Doc>('things').find('name', 'ex')).toBeUndefined();
+  });
+
+  it('runs a transaction again when the other store changed what it read, and both effects land', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('counter', { n: 0, list: [] }));
+    await b.refresh();
+    let runsOfB = 0;
+    let release!: () => void;
+    const readDone = new Promise<void>((resolve) => (release = resolve));
+    let goOn!: () => void;
+    const mayCommit = new Promise<void>((resolve) => (goOn = resolve));
+    const fromB = b.tx(async (t) => {
+      runsOfB++;
+      const current = t.repo<Doc>('things').get('counter')!;
+      if (runsOfB === 1) {
+        release();
+        await mayCommit;
+      }
+      t.repo<Doc>('things').put('counter', { n: current.n + 1, list: [...current.list!, 'b'] });
+    });
+    await readDone;
+    // A commits while B's first run holds a version that is now old.
+    await a.tx((t) => {
+      const current = t.repo<Doc>('things').get('counter')!;
+      t.repo<Doc>('things').put('counter', { n: current.n + 1, list: [...current.list!, 'a'] });
+    });
+    goOn();
+    await fromB;
+    expect(runsOfB).toBe(2);
+    await a.refresh();
+    for (const store of [a, b])
+      expect(store.collection<Doc>('things').get('counter')).toEqual({ n: 2, list: ['a', 'b'] });
+  });
+
+  it('loses no update when two stores change one record many times at once', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('counter', { n: 0, list: [] }));
+    await b.refresh();
+    const bump = (store: PgStore, label: string) =>
+      store.tx(async (t) => {
+        const current = t.repo<Doc>('things').get('counter')!;
+        await new Promise((resolve) => setImmediate(resolve));
+        t.repo<Doc>('things').put('counter', { n: current.n + 1, list: [...current.list!, label] });
+      });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => bump(i % 2 === 0 ? a : b, `w${i}`)));
+    await a.refresh();
+    const counter = a.collection<Doc>('things').get('counter')!;
+    expect(counter.n).toBe(20);
+    expect(new Set(counter.list).size).toBe(20);
+  });
+
+  it('lets only one of two stores take a unique key', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    const create = (store: PgStore, id: string) =>
+      store.tx(async (t) => {
+        const taken = t.repo<Doc>('things').find('name', 'same');
+        await new Promise((resolve) => setImmediate(resolve));
+        if (taken) return false;
+        t.repo<Doc>('things').put(id, { n: 1, name: 'same' });
+        return true;
+      });
+    const results = await Promise.all([create(a, 'from-a'), create(b, 'from-b'), create(a, 'from-a2')]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const rows = await queryAt<{ id: string }>(url, 'SELECT id FROM hx_records');
+    expect(rows).toHaveLength(1);
+  });
+
+  it('numbers log entries of both stores in one order, the same in each', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    const heard: string[] = [];
+    b.log<Entry, unknown>('history').onAppend((entry) => heard.push(entry.note));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? a : b).tx((t) => t.append<Entry>('history', { seq: 0, target: 't', note: `n${i}` })),
+      ),
+    );
+    await a.refresh();
+    await b.refresh();
+    const notes = async (store: PgStore) => {
+      const log = store.log<Entry, unknown>('history');
+      const out: string[] = [];
+      for (let i = 0; i < log.length; i++) out.push((await log.read(i)).note);
+      return out;
+    };
+    const fromA = await notes(a);
+    expect(fromA).toHaveLength(10);
+    expect(await notes(b)).toEqual(fromA);
+    expect(heard).toEqual(fromA);
+  });
+
+  it('keeps everything across a restart of both stores', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => {
+      t.repo<Doc>('things').put('one', { n: 1, name: 'one' });
+      t.append<Entry>('history', { seq: 0, target: 'one', note: 'made' });
+    });
+    await b.tx((t) => t.repo<Doc>('things').put('two', { n: 2, name: 'two' }));
+    await a.close();
+    await b.close();
+    const again = await openStore(url);
+    expect(again.collection<Doc>('things').find('name', 'two')).toEqual({ n: 2, name: 'two' });
+    expect(again.collection<Doc>('things').size).toBe(2);
+    expect(await again.log<Entry, unknown>('history').read(0)).toMatchObject({ note: 'made' });
+  });
+
+  it('catches up after missing notifications: it reloads when the commits it missed were pruned', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await b.refresh();
+    await a.tx((t) => t.repo<Doc>('things').put('gone', { n: 1 }));
+    await b.refresh();
+    await a.tx((t) => {
+      t.repo<Doc>('things').remove('gone');
+      t.repo<Doc>('things').put('new', { n: 2 });
+    });
+    // As if the commit rows b needs had been pruned before it heard of them.
+    await queryAt(url, 'DELETE FROM hx_commits');
+    await b.refresh();
+    expect(b.collection<Doc>('things').has('gone')).toBe(false);
+    expect(b.collection<Doc>('things').get('new')).toEqual({ n: 2 });
+  });
+
+  it('runs its migrations once when several stores start together, and refuses a newer schema', async () => {
+    const url = await freshDatabaseUrl();
+    const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
+    expect(stores).toHaveLength(3);
+    const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
+    expect(versions.map((row) => row.version)).toEqual([1, 2]);
+    await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
+    await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
+  });
+
+  it('refuses a commit PostgreSQL refuses, shows it to nobody, and goes on with the next', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('kept', { n: 1 }));
+    // The database refuses one record (as a full disk or a lost connection would refuse any).
+    await queryAt(
+      url,
+      `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.id = 'poison' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`,
+    );
+    await queryAt(
+      url,
+      'CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON hx_records FOR EACH ROW EXECUTE FUNCTION refuse()',
+    );
+    const effects: string[] = [];
+    const failed = a.tx((t) => {
+      t.repo<Doc>('things').update('kept', (draft) => {
+        draft.n = 2;
+      });
+      t.repo<Doc>('things').put('poison', { n: 9 });
+      t.append<Entry>('history', { seq: 0, target: 'kept', note: 'never' });
+      t.afterCommit(() => effects.push('never'));
+    });
+    await expect(failed).rejects.toBeInstanceOf(StorageWriteError);
+    await expect(failed).rejects.toThrow(/refused by the test/);
+    expect(effects).toEqual([]);
+    expect(a.collection<Doc>('things').get('kept')).toEqual({ n: 1 });
+    expect(a.collection<Doc>('things').has('poison')).toBe(false);
+    expect(a.log<Entry, unknown>('history').length).toBe(0);
+    expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([{ id: 'kept' }]);
+    await a.tx((t) =>
+      t.repo<Doc>('things').update('kept', (draft) => {
+        draft.n = 3;
+      }),
+    );
+    await b.refresh();
+    expect(b.collection<Doc>('things').get('kept')).toEqual({ n: 3 });
+    expect(b.log<Entry, unknown>('history').length).toBe(0);
+  });
+
+  it('refuses a commit whose COMMIT fails, after making sure it did not happen', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    // Checked only at COMMIT (a deferred constraint trigger): the statements succeed, the commit fails.
+    await queryAt(
+      url,
+      `CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.id = 'late' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`,
+    );
+    await queryAt(
+      url,
+      `CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
+       FOR EACH ROW EXECUTE FUNCTION refuse_late()`,
+    );
+    await expect(a.tx((t) => t.repo<Doc>('things').put('late', { n: 1 }))).rejects.toThrow(
+      /refused at commit/,
+    );
+    expect(a.collection<Doc>('things').has('late')).toBe(false);
+    expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([]);
+    await a.tx((t) => t.repo<Doc>('things').put('fine', { n: 2 }));
+    expect(a.collection<Doc>('things').get('fine')).toEqual({ n: 2 });
+  });
+
+  it('says what is wrong when PostgreSQL cannot be reached', async () => {
+    await expect(PgStore.open('postgres://nobody:secret@127.0.0.1:1/none', SPEC)).rejects.toThrow(
+      /Cannot reach PostgreSQL at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none/,
+    );
+  });
+});

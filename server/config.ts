@@ -217,6 +217,7 @@ const strings = z.array(z.string());
 /** Every key of HostConfig and the type of its value; a section's keys are each optional, nothing else allowed. */
 const CONFIG_SHAPE = {
   dataDir: z.string(),
+  database: z.string().nullable(),
   host: z.string(),
   port: portValue,
   publicUrl: z.string().nullable(),

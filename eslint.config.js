@@ -19,6 +19,22 @@ const nodeBuiltins = [
   'worker_threads',
 ];
 
+// What nothing under server/ imports (repeated in each layer's rule below: a later block's no-restricted-imports
+// replaces an earlier one's for the same files).
+const SERVER_OUTER = [
+  {
+    group: ['electron', 'react', 'react-dom', 'react/*', 'react-dom/*'],
+    message: 'server/ must not import electron or react',
+  },
+  {
+    group: ['**/main/**', '**/renderer/**'],
+    message: 'server/ must not import the shell or the UI',
+  },
+];
+
+/** One or more `../` at the start of an import: a module of another folder of server/. */
+const UP = '(\\.\\./)+';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'release/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -55,14 +71,131 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          patterns: SERVER_OUTER,
+        },
+      ],
+    },
+  },
+  // The layers inside server/, each importing only those to its right: http and socket (the two edges, side by side:
+  // routes may ask the hub who is connected) -> services -> store -> protocol, plus the leaf modules errors.ts and
+  // config.ts. host.ts and the cli*.ts files put the layers together; nothing inside a layer imports them (the
+  // layers take the services as a HostCore, a type from host-core.ts).
+  {
+    files: ['server/http/**/*.ts', 'server/socket/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
           patterns: [
             {
-              group: ['electron', 'react', 'react-dom', 'react/*', 'react-dom/*'],
-              message: 'server/ must not import electron or react',
+              regex: `^${UP}(host|cli[^/]*)\\.js$`,
+              message: 'host.ts and the CLI put the layers together: take HostCore from host-core.ts',
             },
             {
-              group: ['**/main/**', '**/renderer/**'],
-              message: 'server/ must not import the shell or the UI',
+              regex: `^${UP}store/`,
+              allowTypeImports: true,
+              message:
+                'routes and socket handlers change data through services: only types from server/store',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='tx']",
+          message: 'routes and socket handlers do not open store transactions: a service does',
+        },
+        {
+          selector: "CallExpression[callee.property.name='repo']",
+          message: 'routes and socket handlers do not write repositories: a service does',
+        },
+      ],
+    },
+  },
+  {
+    files: ['server/socket/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SERVER_OUTER,
+            { regex: `^${UP}http/`, message: 'server/socket sits beside server/http: it does not import it' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['server/services/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SERVER_OUTER,
+            {
+              regex: `^${UP}(http|socket)/`,
+              message: 'services sit below server/http and server/socket: reach sockets through context.ts',
+            },
+            {
+              regex: `^${UP}(host|host-core|cli[^/]*)\\.js$`,
+              message: 'services do not import the place that puts them together',
+            },
+            { group: ['ws', 'koa', '@koa/*'], message: 'services know neither HTTP nor sockets' },
+          ],
+        },
+      ],
+      // A socket frame is built in server/protocol/socket.ts (or by the hub from a message and a result): a
+      // service hands the Notifier a message name and a result, or a frame a protocol builder made.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'Literal[value=/"message"\\s*:/], TemplateElement[value.raw=/"message"\\s*:/]',
+          message: 'services do not write socket frames: use a builder in server/protocol/socket.ts',
+        },
+        {
+          selector:
+            "CallExpression[callee.object.name='JSON'][callee.property.name='stringify'] > ObjectExpression:has(> Property[key.name='message'])",
+          message: 'services do not serialise socket frames: hand the Notifier the message and the result',
+        },
+      ],
+    },
+  },
+  {
+    files: ['server/store/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SERVER_OUTER,
+            {
+              regex: `^${UP}(http|socket|services)/`,
+              message: 'server/store sits below the services: it imports only server/protocol and errors.ts',
+            },
+            {
+              regex: `^${UP}(host|host-core|cli[^/]*|config)\\.js$`,
+              message: 'server/store imports only server/protocol and errors.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The leaf modules every layer may use import only the wire contract.
+    files: ['server/errors.ts', 'server/config.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SERVER_OUTER,
+            {
+              regex: '^\\./(?!protocol/)',
+              message: 'errors.ts and config.ts are leaves: only server/protocol',
             },
           ],
         },

@@ -44,6 +44,7 @@ import { createUpdates, type AutoUpdaterLike, type Updates } from './updates.js'
 import { forkUtilityHost } from './utility-host.js';
 import {
   createHostSettingsFile,
+  HostSettingsFileError,
   defaultHostSettings,
   HOST_SETTINGS_FILE_NAME,
 } from './host-settings-file.js';
@@ -130,7 +131,7 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   };
   const settingsFile = createHostSettingsFile(join(userData, HOST_SETTINGS_FILE_NAME), defaultHostSettings());
   const loaded = await settingsFile.load();
-  if (loaded.problem) log.warn({ path: settingsFile.path }, loaded.problem);
+  if (loaded.problem) log.warn({ path: settingsFile.path }, loaded.problem.message);
 
   let window: BrowserWindow | null = null;
   // The origin and data folder of the page main loaded last: the only page trusted with the bridge. It stays
@@ -177,6 +178,8 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
 
   const controller = createHostController({
     settings: loaded.settings,
+    settingsProblem: loaded.problem,
+    reloadSettings: () => settingsFile.load(),
     saveSettings: (settings) => settingsFile.save(settings),
     serverConfig: { uiDir: BUILT_UI_DIR, ...options.serverConfig },
     startHost:
@@ -319,13 +322,23 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   /** Asks what to do when the host is not serving; false when the user chose to quit. */
   const recover = async (reason: string): Promise<boolean> => {
     for (;;) {
-      const portFix = isPortProblem(controller.lastFailure());
-      const buttons = portFix ? ['Retry', 'Use a free port', 'Quit'] : ['Retry', 'Quit'];
+      const failure = controller.lastFailure();
+      const portFix = isPortProblem(failure);
+      // A settings file that cannot be used: fixed by hand (Retry reads it again), or replaced by the defaults,
+      // which the Settings screen can then change.
+      const settingsFix = failure instanceof HostSettingsFileError;
+      const buttons = portFix
+        ? ['Retry', 'Use a free port', 'Quit']
+        : settingsFix
+          ? ['Retry', 'Use the default settings', 'Quit']
+          : ['Retry', 'Quit'];
       const box: MessageBoxOptions = {
         type: 'error',
         title: 'Hypernex Companion',
         message: 'The host is not running',
-        detail: reason,
+        detail: settingsFix
+          ? `${reason}\n\nFix the file and choose Retry, or start on the default settings (they replace the file) and change them in Settings.`
+          : reason,
         buttons,
         defaultId: 0,
         cancelId: buttons.length - 1,
@@ -341,6 +354,7 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
         const port = await findFreePort(controller.state().settings.host).catch(() => 0);
         await controller.updateSettings({ port });
       }
+      if (choice === 'Use the default settings') await controller.updateSettings(defaultHostSettings());
       const state = await controller.start();
       if (state.running) return true;
       reason = state.error ?? reason;

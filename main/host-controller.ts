@@ -70,6 +70,14 @@ export function inProcessHost(
 
 export interface HostControllerOptions {
   settings: HostSettings;
+  /**
+   * Why the saved settings could not be used (their file is unreadable, or has an unknown key or a wrong value):
+   * while set, a start refuses with it instead of starting on settings the user did not choose. Saving settings
+   * (updateSettings) clears it; so does a start after `reloadSettings` finds the file fixed.
+   */
+  settingsProblem?: Error | null;
+  /** Reads the saved settings again; called before a start while `settingsProblem` is set. */
+  reloadSettings?(): Promise<{ settings: HostSettings; problem: Error | null }>;
   /** Persists settings; called before a restart so a crash never loses what the user chose. */
   saveSettings(settings: HostSettings): Promise<void>;
   /** Everything but host/port/dataDir (e.g. uiDir, password hashing cost). */
@@ -141,6 +149,7 @@ export function createHostController(options: HostControllerOptions): HostContro
   const maxRestarts = options.maxRestarts ?? 8;
   const stableAfterMs = options.stableAfterMs ?? 60_000;
   let settings: HostSettings = { ...options.settings };
+  let settingsProblem: Error | null = options.settingsProblem ?? null;
   let server: RunningHost | null = null;
   let startedAt = 0;
   let lastError: string | null = null;
@@ -207,6 +216,16 @@ export function createHostController(options: HostControllerOptions): HostContro
       cancelRestart();
       restarts = 0;
     }
+    if (settingsProblem !== null && options.reloadSettings) {
+      const reloaded = await options.reloadSettings();
+      settingsProblem = reloaded.problem;
+      if (settingsProblem === null) settings = { ...reloaded.settings };
+    }
+    if (settingsProblem !== null) {
+      lastFailure = settingsProblem;
+      lastError = settingsProblem.message;
+      return changed();
+    }
     // Hooks may fire before startHost resolves (the child reports clients as it starts): they only act on the
     // host once it is the current one.
     let running: RunningHost | null = null;
@@ -271,6 +290,7 @@ export function createHostController(options: HostControllerOptions): HostContro
         const next = { ...settings, ...patch };
         await options.saveSettings(next);
         settings = next;
+        settingsProblem = null;
         if (!server) return changed();
         await doStop();
         return doStart();

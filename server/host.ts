@@ -7,12 +7,13 @@ import { resolveConfig, type ConfigOverrides, type HostConfig } from './config.j
 import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
-import { createPasswordHasher, type PasswordHasher } from './services/passwords.js';
+import { createPasswordHasher } from './services/passwords.js';
 import { createSetupService, type SetupService } from './services/setup.js';
 import { LEGACY_INVITE_INBOXES, openInvitesService, type InvitesService } from './services/invites.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
+import type { HostCore } from './host-core.js';
 import { attachSocialPush } from './socket/social-push.js';
 import {
   createGameServerTokens,
@@ -20,11 +21,11 @@ import {
   type GameServerTokens,
 } from './services/game-servers.js';
 import { createInstancesService, type InstancesService } from './services/instances.js';
-import { createAssetTokens, type AssetTokens } from './services/asset-tokens.js';
+import { createAssetTokens } from './services/asset-tokens.js';
 import { createAssetAccess, type AssetAccess } from './services/asset-access.js';
 import { createAvatarSharing } from './services/avatar-sharing.js';
-import { createBuildsService, type BuildsService } from './services/builds.js';
-import { createInviteCodes, INVITE_CODES, type InviteCodes } from './services/invite-codes.js';
+import { createBuildsService } from './services/builds.js';
+import { createInviteCodes, INVITE_CODES } from './services/invite-codes.js';
 import { createPopularityService, POPULARITY, type PopularityService } from './services/popularity.js';
 import { createSearchService, type SearchService } from './services/search.js';
 import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
@@ -43,7 +44,9 @@ import {
   type ModerationService,
 } from './services/moderation.js';
 import { USERS, UsersRepo } from './store/users.js';
-import { hostSettings, SETTINGS } from './store/settings.js';
+import { SETTINGS } from './store/settings.js';
+
+export type { HostCore } from './host-core.js';
 
 export interface HostServer {
   readonly config: HostConfig;
@@ -97,45 +100,6 @@ export const COLLECTIONS = [
   SETTINGS,
 ];
 
-export interface HostCore {
-  config: HostConfig;
-  log: Logger;
-  store: HostStore;
-  users: UsersRepo;
-  accounts: AccountsService;
-  social: SocialService;
-  setup: SetupService;
-  invites: InvitesService;
-  moderation: ModerationService;
-  uploads: UploadsService;
-  instances: InstancesService;
-  gameServerTokens: GameServerTokens;
-  search: SearchService;
-  popularity: PopularityService;
-  assetTokens: AssetTokens;
-  /** Who may read the whole meta of an OwnerOnly avatar or world. */
-  assetAccess: AssetAccess;
-  inviteCodes: InviteCodes;
-  /** Client builds, as plain files under `<dataDir>/builds/` (SPEC section 8). */
-  builds: BuildsService;
-  /** Whether sign-up needs an invite code now: the owner's setting, else the configuration. */
-  requireInviteCode(): boolean;
-  ids: Ids;
-  clock: Clock;
-  hub: SocketHub;
-  events: HostEvents;
-  /** Closes the data folder (log and store). */
-  close(): Promise<void>;
-  /** Set once the HTTP server listens; used for the host's own URLs. */
-  setPort(port: number): void;
-  port(): number;
-  /** The addresses other machines on the LAN can use (none when bound to this machine only). */
-  lanUrls(): string[];
-  /** The `host:port`s that count as this host in image URLs. */
-  localHosts(): string[];
-  passwords: PasswordHasher;
-}
-
 /** Opens the data folder and builds the services, without any network (the CLI's admin commands use this). */
 export async function openHost(
   overrides: ConfigOverrides = {},
@@ -178,8 +142,7 @@ export async function openHost(
     };
     const deps = { config, store, users, clock, ids, presence, events, passwords };
     const inviteCodes = createInviteCodes(deps);
-    const requireInviteCode = (): boolean =>
-      hostSettings(store).requireInviteCode ?? config.requireInviteCode;
+    const requireInviteCode = (): boolean => inviteCodes.required();
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
     const stopSocialPush = attachSocialPush({

@@ -8,7 +8,7 @@ import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
 import send from 'koa-send';
-import type { HostCore } from '../host.js';
+import type { HostCore } from '../host-core.js';
 import { AppError } from '../errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ClientErrors, refuseOnSocket } from './client-errors.js';

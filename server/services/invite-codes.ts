@@ -2,6 +2,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { InviteCodeDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
 import type { ReadCollection as Collection, Tx } from '../store/seam.js';
+import { hostSettings, updateHostSettings } from '../store/settings.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
 
@@ -59,6 +60,14 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
   }
 
   return {
+    /** Whether sign-up needs an invite code now: the owner's setting, else the configuration. */
+    required(): boolean {
+      return hostSettings(store).requireInviteCode ?? config.requireInviteCode;
+    },
+    /** The owner's choice of whether sign-up needs an invite code (it overrides the configuration). */
+    async setRequired(requireInviteCode: boolean): Promise<void> {
+      await store.tx((t) => updateHostSettings(t, store, { requireInviteCode }));
+    },
     /**
      * Checks `code` for a sign-up; returns the change that records its use (to commit with the new user), or
      * null for a code from the host configuration. Throws when the code cannot be used.

@@ -256,6 +256,24 @@ describe('desktop app', () => {
     }
   });
 
+  it('does not start the host on a settings file with an unknown key, names it, and starts once it is fixed', async () => {
+    const path = join(dir, HOST_SETTINGS_FILE_NAME);
+    const good = { host: '127.0.0.1', port: 0, dataDir: join(dir, 'data') };
+    // The user fixes the file while the dialog is up, then chooses Retry.
+    fake.dialog.showMessageBox.mockImplementationOnce(async () => {
+      await writeFile(path, JSON.stringify(good));
+      return { response: 0 };
+    });
+    const app = await launch({ theme: 'dark' });
+    expect(fake.dialog.showMessageBox).toHaveBeenCalledOnce();
+    const box = fake.dialog.showMessageBox.mock.calls[0]?.at(-1) as { detail: string; buttons: string[] };
+    expect(box.detail).toContain(`${path}: unknown key "theme"`);
+    expect(box.buttons).toEqual(['Retry', 'Use the default settings', 'Quit']);
+    const state = app.controller.state();
+    expect(state).toMatchObject({ running: true, error: null, settings: good });
+    expect(theWindow().loaded).toEqual([`${state.url}/`]);
+  });
+
   it('offers to start a stopped host when the page cannot load, then reloads it', async () => {
     const app = await launch();
     const window = theWindow();

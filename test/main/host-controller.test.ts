@@ -7,7 +7,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { HostSettings, HostState } from '../../server/protocol/host-bridge.js';
 import type { HostServer } from '../../server/host.js';
-import { createHostController, inProcessHost, type HostController } from '../../main/host-controller.js';
+import {
+  createHostController,
+  inProcessHost,
+  type HostController,
+  type HostControllerOptions,
+} from '../../main/host-controller.js';
+import { HostSettingsFileError } from '../../main/host-settings-file.js';
 
 const CHEAP = { uiDir: null, passwordHash: { memoryCost: 1024, timeCost: 1 }, fsync: false } as const;
 
@@ -17,7 +23,10 @@ let saved: HostSettings[];
 let changes: HostState[];
 let lastServer: HostServer | null = null;
 
-function make(settings: Partial<HostSettings> = {}): HostController {
+function make(
+  settings: Partial<HostSettings> = {},
+  extra: Partial<HostControllerOptions> = {},
+): HostController {
   controller = createHostController({
     settings: { host: '127.0.0.1', port: 0, dataDir: join(dir, 'data'), ...settings },
     saveSettings: async (next) => {
@@ -28,6 +37,7 @@ function make(settings: Partial<HostSettings> = {}): HostController {
       lastServer = server;
     }),
     onStateChanged: (state) => changes.push(state),
+    ...extra,
   });
   return controller;
 }
@@ -201,6 +211,46 @@ describe('host controller', () => {
     expect(state.running).toBe(false);
     expect(state.error).toMatch(/Data folder .* is already in use by this process/);
     await second.close();
+  });
+
+  it('does not start while the settings file cannot be used, says why, and starts once settings are saved', async () => {
+    const problem = new HostSettingsFileError('/x/host-settings.json: unknown key "theme"');
+    const host = make({}, { settingsProblem: problem });
+    const refused = await host.start();
+    expect(refused).toMatchObject({ running: false, url: null, error: problem.message });
+    expect(host.lastFailure()).toBe(problem);
+    expect(await readdir(dir)).toEqual([]);
+    // Saving settings (the settings screen, or "Use the default settings") replaces the file.
+    await host.updateSettings({ port: 0 });
+    expect(saved).toHaveLength(1);
+    const started = await host.start();
+    expect(started).toMatchObject({ running: true, error: null });
+  });
+
+  it('reads a settings file that could not be used again before each start', async () => {
+    const problem = new HostSettingsFileError('/x/host-settings.json: "port": must be a whole number');
+    const fixed: HostSettings = { host: '127.0.0.1', port: 0, dataDir: join(dir, 'fixed') };
+    const reads = [
+      { settings: fixed, problem },
+      { settings: fixed, problem: null },
+    ];
+    let reloads = 0;
+    const host = make(
+      {},
+      {
+        settingsProblem: problem,
+        reloadSettings: async () => reads[reloads++]!,
+      },
+    );
+    expect((await host.start()).error).toBe(problem.message);
+    const started = await host.start();
+    expect(started).toMatchObject({ running: true, error: null, settings: fixed });
+    expect(await readdir(join(dir, 'fixed'))).toContain('companion.lock');
+    // Read while it was bad, not after.
+    await host.stop();
+    await host.start();
+    expect(reloads).toBe(2);
+    expect(saved).toEqual([]);
   });
 
   it('refuses to start once closed', async () => {

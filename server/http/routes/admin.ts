@@ -1,5 +1,4 @@
 import type Router from '@koa/router';
-import { updateHostSettings } from '../../store/settings.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { Rank } from '../../protocol/enums.js';
 import {
@@ -8,12 +7,12 @@ import {
   HostSettingsRequest,
   RevokeInviteCodeRequest,
 } from '../../protocol/schemas.js';
-import type { HostCore } from '../../host.js';
+import type { HostCore } from '../../host-core.js';
 import { parse, reply } from '../envelope.js';
 
 /** Host administration for the owner and admins: invite codes and run-time host settings. */
 export function adminRoutes(router: Router, core: HostCore): void {
-  const { accounts, inviteCodes, store } = core;
+  const { accounts, inviteCodes } = core;
   const requireAdmin = (userid: string, tokenContent: string) =>
     accounts.requireRank(userid, tokenContent, Rank.Admin, {
       code: ErrorCode.FORBIDDEN,
@@ -53,8 +52,7 @@ export function adminRoutes(router: Router, core: HostCore): void {
     const input = parse(HostSettingsRequest, ctx.request.body);
     requireAdmin(input.userid, input.tokenContent);
     if (input.requireInviteCode !== undefined) {
-      const requireInviteCode = input.requireInviteCode;
-      await store.tx((t) => updateHostSettings(t, store, { requireInviteCode }));
+      await inviteCodes.setRequired(input.requireInviteCode);
     }
     reply(ctx, 'Got host settings', { requireInviteCode: core.requireInviteCode() });
   });

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { ErrorCode } from '../../protocol/errors.js';
 import { ManageAssetTokenRequest } from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
-import type { HostCore } from '../../host.js';
+import type { HostCore } from '../../host-core.js';
 import { POPULARITY_WINDOWS } from '../../services/popularity.js';
 import { parse, reply } from '../envelope.js';
 

@@ -19,7 +19,7 @@ import type { ModerationService } from '../../services/moderation.js';
 import type { StoredFile, UploadsService } from '../../services/uploads.js';
 import type { StoredUser } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
-import type { HostCore } from '../../host.js';
+import type { HostCore } from '../../host-core.js';
 import { normalAddress } from '../../socket/hub.js';
 
 const CONTENT_TYPES: Record<string, string> = {

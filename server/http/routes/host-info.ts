@@ -16,7 +16,7 @@ import {
   TAG_MAX,
   TAGS_MAX,
 } from '../../protocol/uploads.js';
-import type { HostCore } from '../../host.js';
+import type { HostCore } from '../../host-core.js';
 import { parse, reply } from '../envelope.js';
 
 /** Public upload rules, and the Host screen's status for admins in any window (issue 18). */

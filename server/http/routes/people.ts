@@ -6,7 +6,7 @@ import {
   SentInviteRequestsRequest,
   type GetUsersResult,
 } from '../../protocol/people.js';
-import type { HostCore } from '../../host.js';
+import type { HostCore } from '../../host-core.js';
 import { createPasswordAdmin } from '../../services/password-admin.js';
 import { parse, reply } from '../envelope.js';
 

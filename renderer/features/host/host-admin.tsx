@@ -27,6 +27,26 @@ const STATUS_REFRESH_MS = 10_000;
  * addresses to share and who is connected. Starting, stopping and the listening settings stay in the desktop
  * window, which has its own live version of this card.
  */
+/** The addresses to share on the LAN, each with a copy button (desktop and browser Host screens alike). */
+export function LanAddressList({ urls }: { urls: readonly string[] }) {
+  return (
+    <>
+      <p className="muted small">
+        Give one of these to people on your network: game clients use it as the server address, and browsers
+        open it to use this app.
+      </p>
+      <ul className="address-list" aria-label="LAN addresses" data-testid="lan-addresses">
+        {urls.map((url) => (
+          <li key={url} className="address-row">
+            <span className="mono breakable">{url}</span>
+            <CopyButton text={url} label="Copy" what={url} />
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 export function HostStatusCard() {
   const { authedCall } = useSession();
   const { connection } = useSocketStatus();
@@ -130,20 +150,7 @@ export function HostStatusCard() {
                 : 'The host found no network address on its machine.'}
             </p>
           ) : (
-            <>
-              <p className="muted small">
-                Give one of these to people on your network: game clients use it as the server address, and
-                browsers open it to use this app.
-              </p>
-              <ul className="address-list" aria-label="LAN addresses" data-testid="lan-addresses">
-                {status.lanUrls.map((url) => (
-                  <li key={url} className="address-row">
-                    <span className="mono breakable">{url}</span>
-                    <CopyButton text={url} label="Copy" what={url} />
-                  </li>
-                ))}
-              </ul>
-            </>
+            <LanAddressList urls={status.lanUrls} />
           )}
         </section>
       ) : null}

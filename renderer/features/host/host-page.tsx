@@ -2,7 +2,6 @@ import { useEffect, useId, useState, type ReactNode } from 'react';
 import { Rank } from '../../../server/protocol/enums.js';
 import type { HostBridge, HostState } from '../../../server/protocol/host-bridge.js';
 import { useConfirm } from '../../shared/confirm-dialog.js';
-import { CopyButton } from '../../shared/copy-button.js';
 import { FormProblem, useForm } from '../../shared/form.js';
 import { hostBridge } from '../../shared/host-bridge.js';
 import { useSession } from '../../shared/session.js';
@@ -18,7 +17,7 @@ import {
   settingsPatch,
 } from './host-model.js';
 import { ClientBuildsCard } from './client-builds-card.js';
-import { GameServerTokensCard, HostStatusCard, InviteCodesCard } from './host-admin.js';
+import { GameServerTokensCard, HostStatusCard, InviteCodesCard, LanAddressList } from './host-admin.js';
 
 /**
  * The host's screen. The desktop window adds what only it can do (start, stop, bind address, port, data folder);
@@ -231,20 +230,7 @@ function HostControls({ bridge, children }: { bridge: HostBridge; children?: Rea
             network in, set the bind address below to “Local network” and save.
           </Alert>
         ) : (
-          <>
-            <p className="muted small">
-              Give one of these to people on your network: game clients use it as the server address, and
-              browsers open it to use this app.
-            </p>
-            <ul className="address-list" aria-label="LAN addresses" data-testid="lan-addresses">
-              {state.lanUrls.map((url) => (
-                <li key={url} className="address-row">
-                  <span className="mono breakable">{url}</span>
-                  <CopyButton text={url} label="Copy" what={url} />
-                </li>
-              ))}
-            </ul>
-          </>
+          <LanAddressList urls={state.lanUrls} />
         )}
       </section>
 

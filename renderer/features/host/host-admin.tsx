@@ -47,6 +47,34 @@ export function LanAddressList({ urls }: { urls: readonly string[] }) {
   );
 }
 
+/** Users signed in on open connections, with how many each holds (desktop and browser Host screens alike). */
+export function ConnectedUserList({
+  users,
+}: {
+  users: ReadonlyArray<{ userId: string; username: string; sockets: number }>;
+}) {
+  return (
+    <ul className="row-list" aria-label="Connected users" data-testid="host-clients">
+      {users.map((u) => (
+        <li key={u.userId} className="row" data-testid="host-client" data-username={u.username}>
+          <span className="avatar small" aria-hidden="true">
+            {u.username.charAt(0).toUpperCase()}
+            <span className="status-dot" data-status={1} />
+          </span>
+          <div className="row-main">
+            <p className="row-title">
+              <strong>{u.username}</strong>
+            </p>
+            <p className="row-meta muted small">
+              {u.sockets} {u.sockets === 1 ? 'connection' : 'connections'} (windows, browsers, game clients)
+            </p>
+          </div>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function HostStatusCard() {
   const { authedCall } = useSession();
   const { connection } = useSocketStatus();
@@ -168,25 +196,9 @@ export function HostStatusCard() {
           {users.length === 0 ? (
             <p className="muted">Nobody is signed in on an open connection right now.</p>
           ) : (
-            <ul className="row-list" aria-label="Connected users" data-testid="host-clients">
-              {users.map((u) => (
-                <li key={u.Id} className="row" data-testid="host-client" data-username={u.Username}>
-                  <span className="avatar small" aria-hidden="true">
-                    {u.Username.charAt(0).toUpperCase()}
-                    <span className="status-dot" data-status={1} />
-                  </span>
-                  <div className="row-main">
-                    <p className="row-title">
-                      <strong>{u.Username}</strong>
-                    </p>
-                    <p className="row-meta muted small">
-                      {u.sockets} {u.sockets === 1 ? 'connection' : 'connections'} (windows, browsers, game
-                      clients)
-                    </p>
-                  </div>
-                </li>
-              ))}
-            </ul>
+            <ConnectedUserList
+              users={users.map((u) => ({ userId: u.Id, username: u.Username, sockets: u.sockets }))}
+            />
           )}
         </section>
       ) : null}

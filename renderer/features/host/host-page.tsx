@@ -17,7 +17,13 @@ import {
   settingsPatch,
 } from './host-model.js';
 import { ClientBuildsCard } from './client-builds-card.js';
-import { GameServerTokensCard, HostStatusCard, InviteCodesCard, LanAddressList } from './host-admin.js';
+import {
+  ConnectedUserList,
+  GameServerTokensCard,
+  HostStatusCard,
+  InviteCodesCard,
+  LanAddressList,
+} from './host-admin.js';
 
 /**
  * The host's screen. The desktop window adds what only it can do (start, stop, bind address, port, data folder);
@@ -250,25 +256,7 @@ function HostControls({ bridge, children }: { bridge: HostBridge; children?: Rea
               : 'Nobody has signed in on the open connections yet.'}
           </p>
         ) : (
-          <ul className="row-list" aria-label="Connected users" data-testid="host-clients">
-            {clients.users.map((u) => (
-              <li key={u.userId} className="row" data-testid="host-client" data-username={u.username}>
-                <span className="avatar small" aria-hidden="true">
-                  {u.username.charAt(0).toUpperCase()}
-                  <span className="status-dot" data-status={1} />
-                </span>
-                <div className="row-main">
-                  <p className="row-title">
-                    <strong>{u.username}</strong>
-                  </p>
-                  <p className="row-meta muted small">
-                    {u.sockets} {u.sockets === 1 ? 'connection' : 'connections'} (windows, browsers, game
-                    clients)
-                  </p>
-                </div>
-              </li>
-            ))}
-          </ul>
+          <ConnectedUserList users={clients.users} />
         )}
         {clients.connections > clients.users.reduce((n, u) => n + u.sockets, 0) ? (
           <p className="muted small">

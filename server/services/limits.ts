@@ -1,0 +1,59 @@
+import type { Clock } from './context.js';
+
+/**
+ * Limits that must hold across every host process of a community (issue 15): per-key cooldowns (one invite request
+ * per sender and target per cooldown) and failure throttles (wrong passwords). One process keeps them in memory
+ * (this file); hosts sharing a database keep them in Redis (server/cluster/redis-limits.ts), so a client cannot get
+ * around a limit by reaching another process behind the proxy.
+ */
+export interface Cooldowns {
+  /**
+   * Starts `key`'s cooldown of `ms` unless one is running. Resolves `{ started: true, cancel }` when it started
+   * (`cancel` ends it early, only if it is still this one: a request that was not delivered after all), or
+   * `{ started: false, retryAfterMs }` with the time left.
+   */
+  start(
+    key: string,
+    ms: number,
+  ): Promise<{ started: true; cancel(): Promise<void> } | { started: false; retryAfterMs: number }>;
+}
+
+/** Counts failures per key in a sliding window (wrong passwords per address and username). */
+export interface FailureThrottle {
+  /** Seconds to wait before another attempt is allowed; 0 when allowed now. */
+  retryAfter(key: string): Promise<number>;
+  fail(key: string): Promise<void>;
+  succeed(key: string): Promise<void>;
+}
+
+/** What a host's services get: shared limits, in memory or in Redis. */
+export interface SharedLimits {
+  cooldowns: Cooldowns;
+  throttle(name: string, opts: { maxFailures: number; windowSeconds: number }): FailureThrottle;
+}
+
+/** Cooldowns of one process: key -> ms it started and how long it lasts; bounded by sweeping run-out keys. */
+export function memoryCooldowns(clock: Clock, maxKeys = 10_000): Cooldowns {
+  const running = new Map<string, { at: number; until: number }>();
+  return {
+    start(key, ms) {
+      const now = clock.now();
+      const current = running.get(key);
+      if (current && current.until > now) {
+        return Promise.resolve({ started: false, retryAfterMs: current.until - now });
+      }
+      const mine = { at: now, until: now + ms };
+      running.set(key, mine);
+      if (running.size > maxKeys) {
+        for (const [k, v] of running) if (v.until <= now) running.delete(k);
+      }
+      return Promise.resolve({
+        started: true,
+        cancel: () => {
+          if (running.get(key) === mine) running.delete(key);
+          return Promise.resolve();
+        },
+      });
+    },
+  };
+}

@@ -9,7 +9,14 @@ import { createAccountsService, type AccountsService } from './services/accounts
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
 import { createSetupService, type SetupService } from './services/setup.js';
-import { LEGACY_INVITE_INBOXES, openInvitesService, type InvitesService } from './services/invites.js';
+import {
+  INVITE_LOG,
+  inviteLogKeyOf,
+  LEGACY_INVITE_INBOXES,
+  openInvitesService,
+  type InvitesService,
+} from './services/invites.js';
+import { memoryCooldowns } from './services/limits.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
@@ -155,11 +162,15 @@ export async function openHost(
     invitesOpened = await openInvitesService({
       ...deps,
       notifier: hub,
+      cooldowns: memoryCooldowns(clock),
       onBackgroundError: (error, file) =>
         log.error({ err: error, file }, 'compacting the invite history failed; the next request tries again'),
     });
     const invites = invitesOpened;
     await invites.upgradeLegacyInboxes();
+    const imported = await invites.importFolderHistory();
+    if (imported > 0)
+      log.info({ requests: imported }, 'moved the data folder’s invite-request history into the database');
     const uploads = createUploadsService({
       ...deps,
       log,
@@ -263,6 +274,15 @@ const STORE_SPEC = {
 };
 
 /**
+ * On PostgreSQL the invite-request history is a store log too, shared by every host process (the embedded store
+ * keeps it in its own compacted file, invites.ts).
+ */
+const PG_STORE_SPEC = {
+  collections: COLLECTIONS,
+  logs: [...STORE_SPEC.logs, { name: INVITE_LOG, keyOf: inviteLogKeyOf }],
+};
+
+/**
  * The host's records: in the data folder (the embedded store, which locks it), or with `database` in PostgreSQL,
  * the data folder then holding only uploaded files that several hosts may share (no lock).
  */
@@ -283,7 +303,7 @@ export async function openHostStore(
   // Loaded only here: hosts on the embedded store never load the PostgreSQL client.
   const { PgStore } = await import('./store/pg-store.js');
   await useAsFilesFolder(config.dataDir, { database: redactUrl(config.database) });
-  return PgStore.open(config.database, STORE_SPEC, { logger: log });
+  return PgStore.open(config.database, PG_STORE_SPEC, { logger: log });
 }
 
 /** Opens the data folder, starts the HTTP API (and UI) and returns once it accepts connections. */

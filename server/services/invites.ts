@@ -11,14 +11,28 @@ import {
   type SentInviteRequestDto,
 } from '../protocol/socket.js';
 import { AppError } from '../errors.js';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppendLog } from '../store/append-log.js';
+import { CorruptDataFileError } from '../store/durable-file.js';
+import type { ReadLog } from '../store/seam.js';
 import { unixSeconds, type Notifier, type Presence, type ServiceDeps } from './context.js';
+import type { Cooldowns } from './limits.js';
 
-/** The invite-request history: an append-only log of events (a request, a change of state), compacted. */
+/**
+ * The invite-request history on the embedded store: an append-only log of events (a request, a change of state)
+ * in the data folder, compacted.
+ */
 export const INVITE_LOG_FILE = 'invite-requests.jsonl';
+/**
+ * The same history with a database (PostgreSQL): a store log, shared by every host process of the community, so
+ * each serves the requests the others handled (a file in a shared folder would be appended by several processes).
+ */
+export const INVITE_LOG = 'invite-requests';
 /** The first layout: one record per target user holding all their requests (rewritten whole on each one). */
 export const LEGACY_INVITE_INBOXES = 'inviterequests';
+/** Requests per commit when a folder's history moves into the database. */
+const IMPORT_BATCH = 5000;
 /** The log is compacted once it holds this many lines and more than COMPACT_RATIO times the live requests. */
 const COMPACT_MIN_LINES = 1000;
 const COMPACT_RATIO = 3;
@@ -36,6 +50,15 @@ interface StoredInviteRequest {
 export type InviteEvent =
   | { t: 'request'; to: string; request: StoredInviteRequest }
   | { t: 'state'; to: string; requestId: string; state: StoredInviteRequest['state']; at: number };
+
+/** An entry of the store log `invite-requests`: an event and its commit's sequence number. */
+export type InviteLogEntry = InviteEvent & { seq: number };
+
+/**
+ * The store log's key of an entry: the entry itself, so a host rebuilds the history at start from what the store
+ * loaded, without reading the entries back one at a time.
+ */
+export const inviteLogKeyOf = (entry: InviteLogEntry): InviteLogEntry => entry;
 
 /**
  * A line of the log, as JSON.stringify would write it. Requests (nearly every line, and all of a compacted log)
@@ -75,9 +98,11 @@ export async function openInvitesService(
     onBackgroundError?: (error: unknown, file: string) => void;
     presence: Presence;
     notifier: Notifier;
+    /** One request per sender and target per cooldown, across every host process sharing the community. */
+    cooldowns: Cooldowns;
   },
 ) {
-  const { users, store, clock, ids, config, presence, notifier } = deps;
+  const { users, store, clock, ids, config, presence, notifier, cooldowns } = deps;
   /** Each user's received requests, oldest first, at most `inviteRequestHistory`. No index by request id: a
    * map of every live request (up to 200 per user) cost more per delivered request than all the checks before it,
    * while lookups by id (a user updating one of their own requests) only ever search one inbox. */
@@ -124,10 +149,16 @@ export async function openInvitesService(
     for (let i = inbox.length - 1; i >= 0; i--) if (inbox[i]!.requestId === requestId) return inbox[i];
     return undefined;
   }
+  /** Applies an event recorded before start, or (with a database) one another host process recorded. */
   function apply(event: InviteEvent): void {
     if (event.t === 'request') {
-      if (replayed?.has(event.request.requestId)) return;
-      replayed?.add(event.request.requestId);
+      if (replayed) {
+        if (replayed.has(event.request.requestId)) return;
+        replayed.add(event.request.requestId);
+      } else if (find(event.to, event.request.requestId)) {
+        // Recorded twice (two hosts upgrading the first layout at once): filed once.
+        return;
+      }
       file(event.to, event.request);
       return;
     }
@@ -137,17 +168,46 @@ export async function openInvitesService(
       found.updatedAt = event.at;
     }
   }
-  const log = await AppendLog.open<InviteEvent, null>(join(config.dataDir, INVITE_LOG_FILE), () => null, {
-    fsync: config.fsync,
-    onEntry: apply,
-    // Never read back by position: the service keeps what it needs in memory.
-    indexed: false,
-  });
+  /**
+   * Makes `event` durable (serialised at once: later changes to its objects are not recorded); resolves once it
+   * is. This process applies its own events itself (when they resolve); events of other processes are applied
+   * as the store hears of them, without notifications: the process that handled an action sent those.
+   */
+  let record: (event: InviteEvent) => Promise<void>;
+  let closeHistory: () => Promise<void>;
+  let sharedLog: ReadLog<InviteLogEntry, InviteLogEntry> | null = null;
+  if (config.database === null) {
+    const log = await AppendLog.open<InviteEvent, null>(join(config.dataDir, INVITE_LOG_FILE), () => null, {
+      fsync: config.fsync,
+      onEntry: apply,
+      // Never read back by position: the service keeps what it needs in memory.
+      indexed: false,
+    });
+    record = (event) => appendToFile(log, event);
+    closeHistory = () => log.close();
+  } else {
+    // The store loaded every entry (keys are the entries): replayed, then those of other processes as they come.
+    // Kept requests share their objects with those keys (read by nobody else once replayed), so they are not
+    // held twice. Old entries stay in the table and in memory; pruning them is left for later.
+    const log = store.log<InviteLogEntry, InviteLogEntry>(INVITE_LOG);
+    sharedLog = log;
+    for (let position = 0; position < log.length; position++) apply(log.indexAt(position)!.key);
+    const mine = new WeakSet<InviteLogEntry>();
+    log.onAppend((entry) => {
+      if (!mine.has(entry)) apply(entry);
+    });
+    record = (event) =>
+      store.tx((t) => {
+        const entry: InviteLogEntry =
+          event.t === 'request' ? { ...event, request: { ...event.request }, seq: 0 } : { ...event, seq: 0 };
+        mine.add(t.append(INVITE_LOG, entry));
+      });
+    closeHistory = () => Promise.resolve();
+  }
   replayed = null;
 
-  /** Appends `event` (serialised at once: later changes to its objects are not in this line); compacts the log
-   * when most of it no longer matters. */
-  function record(event: InviteEvent): Promise<void> {
+  /** Appends `event` to the file; compacts it when most of it no longer matters. */
+  function appendToFile(log: AppendLog<InviteEvent, null>, event: InviteEvent): Promise<void> {
     const done = log.add(event, inviteEventJson(event));
     // Once per compaction: the live requests are gathered only when none is under way.
     if (!log.compacting && log.length >= COMPACT_MIN_LINES && log.length > COMPACT_RATIO * live) {
@@ -208,8 +268,6 @@ export async function openInvitesService(
     }
   }
 
-  /** `sender|target` -> ms of the last delivered request. */
-  const lastSent = new Map<string, number>();
   /**
    * Friend lists as sets, rebuilt when the list object changes (the social service replaces it). The set holds
    * each friend's own `Id` string where that user exists: a lookup by a user record's `Id` then matches by
@@ -266,13 +324,9 @@ export async function openInvitesService(
     }
   }
 
-  function sweepCooldowns(nowMs: number): void {
-    const cooldownMs = config.socket.inviteRequestCooldownSeconds * 1000;
-    for (const [key, at] of lastSent) if (nowMs - at >= cooldownMs) lastSent.delete(key);
-  }
-
   return {
-    request(senderId: string, targetUserId: unknown): InviteRequestOutcome {
+    /** Rejects only when the shared cooldowns cannot be reached (nothing was delivered then). */
+    async request(senderId: string, targetUserId: unknown): Promise<InviteRequestOutcome> {
       if (typeof targetUserId !== 'string' || targetUserId.length === 0 || targetUserId.length > 200) {
         return { ok: false, reason: InviteRefusal.INVALID_ARGS };
       }
@@ -290,21 +344,17 @@ export async function openInvitesService(
       if (target.Bio.Status === Status.DoNotDisturb)
         return { ok: false, reason: InviteRefusal.DO_NOT_DISTURB };
       const cooldownMs = config.socket.inviteRequestCooldownSeconds * 1000;
-      let cooldown: { key: string; at: number } | null = null;
+      let cooldown: { cancel(): Promise<void> } | null = null;
       if (cooldownMs > 0) {
-        const nowMs = clock.now();
-        const key = `${sender.Id}|${target.Id}`;
-        const last = lastSent.get(key);
-        if (last !== undefined && nowMs - last < cooldownMs) {
+        const started = await cooldowns.start(`${sender.Id}|${target.Id}`, cooldownMs);
+        if (!started.started) {
           return {
             ok: false,
             reason: InviteRefusal.RATE_LIMITED,
-            retryAfter: Math.max(1, Math.ceil((last + cooldownMs - nowMs) / 1000)),
+            retryAfter: Math.max(1, Math.ceil(started.retryAfterMs / 1000)),
           };
         }
-        lastSent.set(key, nowMs);
-        cooldown = { key, at: nowMs };
-        if (lastSent.size > 10_000) sweepCooldowns(nowMs);
+        cooldown = started;
       }
 
       const now = unixSeconds(clock);
@@ -335,11 +385,11 @@ export async function openInvitesService(
           pendingRequests.delete(pending);
           file(target.Id, stored);
         },
-        (error: unknown) => {
+        async (error: unknown) => {
           pendingRequests.delete(pending);
           unsaved.add(stored);
-          // A request the host could not save does not count against asking again.
-          if (cooldown && lastSent.get(cooldown.key) === cooldown.at) lastSent.delete(cooldown.key);
+          // A request the host could not save does not count against asking again (lifted before the answer).
+          await cooldown?.cancel().catch(() => undefined);
           throw error;
         },
       );
@@ -430,14 +480,80 @@ export async function openInvitesService(
       });
     },
 
-    /** Waits for the log's last appends and closes it. */
-    close(): Promise<void> {
-      return log.close();
+    /**
+     * With a database: moves a history the data folder still holds (written by hosts of an earlier version, or
+     * left there by `migrate`) into the store log, each kept request with its last state, then renames the file
+     * `invite-requests.jsonl.imported`. Requests the store log already holds are skipped, so a host stopped
+     * before the rename, or two hosts starting together, add nothing twice. Returns how many requests moved.
+     */
+    async importFolderHistory(): Promise<number> {
+      if (sharedLog === null) return 0;
+      const path = join(config.dataDir, INVITE_LOG_FILE);
+      let content: string;
+      try {
+        content = await readFile(path, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+        throw new CorruptDataFileError(path, error);
+      }
+      const found = new Map<string, { to: string; request: StoredInviteRequest }>();
+      const lines = content.split('\n');
+      // The last piece has no newline: empty, or an append that died half-way (never acknowledged).
+      for (let i = 0; i < lines.length - 1; i++) {
+        let event: InviteEvent;
+        try {
+          event = JSON.parse(lines[i]!) as InviteEvent;
+        } catch (error) {
+          throw new CorruptDataFileError(path, new Error(`line ${i + 1}: ${(error as Error).message}`));
+        }
+        if (event.t === 'request') {
+          if (!found.has(event.request.requestId))
+            found.set(event.request.requestId, { to: event.to, request: { ...event.request } });
+        } else {
+          const kept = found.get(event.requestId);
+          if (kept) {
+            kept.request.state = event.state;
+            kept.request.updatedAt = event.at;
+          }
+        }
+      }
+      const known = new Set<string>();
+      for (let position = 0; position < sharedLog.length; position++) {
+        const entry = sharedLog.indexAt(position)!.key;
+        if (entry.t === 'request') known.add(entry.request.requestId);
+      }
+      // Each target's newest requests up to the history bound, oldest first (the file's order).
+      const perTarget = new Map<string, number>();
+      const moving: Array<{ to: string; request: StoredInviteRequest }> = [];
+      for (const item of [...found.values()].reverse()) {
+        const count = perTarget.get(item.to) ?? 0;
+        if (count >= config.socket.inviteRequestHistory) continue;
+        perTarget.set(item.to, count + 1);
+        if (!known.has(item.request.requestId)) moving.push(item);
+      }
+      moving.reverse();
+      // Recorded as another process's would be: the store log's listener files them once durable.
+      for (let start = 0; start < moving.length; start += IMPORT_BATCH) {
+        const batch = moving.slice(start, start + IMPORT_BATCH);
+        await store.tx((t) => {
+          for (const { to, request } of batch)
+            t.append<InviteLogEntry>(INVITE_LOG, { t: 'request', to, request: { ...request }, seq: 0 });
+        });
+      }
+      await rename(path, `${path}.imported`).catch((error: unknown) => {
+        // Another host starting at the same time moved it first.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      });
+      return moving.length;
     },
 
-    /** Forgets cooldowns that have run out; called from the heartbeat. */
+    /** Waits for the log's last appends and closes it. */
+    close(): Promise<void> {
+      return closeHistory();
+    },
+
+    /** Tells senders of requests that just expired; called from the heartbeat. */
     sweep(): void {
-      sweepCooldowns(clock.now());
       sweepExpired(unixSeconds(clock));
     },
   };

@@ -426,21 +426,32 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
           args !== null && typeof args === 'object'
             ? (args as { targetUserId?: unknown }).targetUserId
             : undefined;
-        const outcome = invites.request(userId, target);
-        if (outcome.ok) {
-          answerWhenSaved(
-            conn,
-            outcome.delivered,
-            sentInviteRequestJson(outcome.targetUserId, outcome.requestId),
-            outcome.targetUserId,
-          );
-        } else {
-          send(conn, ServerMessage.failedToRequestInvite, {
-            targetUserId: typeof target === 'string' ? target : '',
-            reason: outcome.reason,
-            ...(outcome.retryAfter !== undefined && { retryAfter: outcome.retryAfter }),
-          });
-        }
+        void invites.request(userId, target).then(
+          (outcome) => {
+            if (outcome.ok) {
+              answerWhenSaved(
+                conn,
+                outcome.delivered,
+                sentInviteRequestJson(outcome.targetUserId, outcome.requestId),
+                outcome.targetUserId,
+              );
+            } else {
+              send(conn, ServerMessage.failedToRequestInvite, {
+                targetUserId: typeof target === 'string' ? target : '',
+                reason: outcome.reason,
+                ...(outcome.retryAfter !== undefined && { retryAfter: outcome.retryAfter }),
+              });
+            }
+          },
+          (error: unknown) => {
+            // The shared cooldowns could not be reached: nothing was delivered or saved.
+            log.error({ err: error }, 'could not check the invite-request cooldown');
+            send(conn, ServerMessage.failedToRequestInvite, {
+              targetUserId: typeof target === 'string' ? target : '',
+              reason: InviteRefusal.NOT_SAVED,
+            });
+          },
+        );
         return;
       }
       default:

@@ -16,7 +16,7 @@ import {
   openInvitesService,
   type InvitesService,
 } from './services/invites.js';
-import { memoryCooldowns } from './services/limits.js';
+import { memoryCooldowns, type Cooldowns } from './services/limits.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
@@ -93,6 +93,8 @@ export interface HostOptions {
   logger?: Logger;
   /** The write-ahead log's files (tests inject disk failures here). */
   logFileSystem?: LogFileSystem;
+  /** Per-key cooldowns every host process shares (default: this process's memory). */
+  cooldowns?: Cooldowns;
 }
 
 export const COLLECTIONS = [
@@ -162,7 +164,7 @@ export async function openHost(
     invitesOpened = await openInvitesService({
       ...deps,
       notifier: hub,
-      cooldowns: memoryCooldowns(clock),
+      cooldowns: options.cooldowns ?? memoryCooldowns(clock),
       onBackgroundError: (error, file) =>
         log.error({ err: error, file }, 'compacting the invite history failed; the next request tries again'),
     });

@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import type { ConfigOverrides } from '../../server/config.js';
 import { createServer, type HostServer } from '../../server/host.js';
 import type { Clock } from '../../server/services/context.js';
+import type { Cooldowns } from '../../server/services/limits.js';
 
 export interface Answer {
   success: boolean;
@@ -48,12 +49,23 @@ export interface TestHost {
 /** A real server on 127.0.0.1, port 0, over a fresh data folder in the temp dir. */
 export async function startHost(
   overrides: ConfigOverrides = {},
-  options: { clock?: Clock; dir?: string; logFileSystem?: LogFileSystem; logger?: Logger } = {},
+  options: {
+    clock?: Clock;
+    dir?: string;
+    logFileSystem?: LogFileSystem;
+    logger?: Logger;
+    cooldowns?: Cooldowns;
+  } = {},
 ): Promise<TestHost> {
   const dir = options.dir ?? (await tempDir());
   const server = await createServer(
     { dataDir: dir, host: '127.0.0.1', port: 0, passwordHash: CHEAP_HASH, uiDir: null, ...overrides },
-    { clock: options.clock, logFileSystem: options.logFileSystem, logger: options.logger },
+    {
+      clock: options.clock,
+      logFileSystem: options.logFileSystem,
+      logger: options.logger,
+      cooldowns: options.cooldowns,
+    },
   );
   const raw = (path: string, init?: RequestInit): Promise<Response> =>
     fetch(`${server.url}/api/v1/${path}`, init);

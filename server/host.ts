@@ -8,6 +8,7 @@ import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
+import { memoryLimits } from './services/limits.js';
 import { createSetupService, type SetupService } from './services/setup.js';
 import { LEGACY_INVITE_INBOXES, openInvitesService, type InvitesService } from './services/invites.js';
 import { createSocialService, type SocialService } from './services/social.js';
@@ -140,7 +141,8 @@ export async function openHost(
       for (const url of cachedLanUrls()) hosts.push(new URL(url).host);
       return hosts;
     };
-    const deps = { config, store, users, clock, ids, presence, events, passwords };
+    const limits = memoryLimits(clock);
+    const deps = { config, store, users, clock, ids, presence, events, passwords, limits };
     const inviteCodes = createInviteCodes(deps);
     const requireInviteCode = (): boolean => inviteCodes.required();
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });

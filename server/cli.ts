@@ -52,6 +52,8 @@ Options:
   --allowed-domain HOST      image host allowed in URLs besides this host (repeatable; default i.imgur.com)
   --allowed-origin ORIGIN    web page origin allowed to use the API and socket besides this host's own addresses,
                              e.g. a dashboard's https://dashboard.example.com (repeatable; * allows any page)
+  --trusted-proxy ADDR       address or range (10.0.0.0/8) of a proxy in front of this host, e.g. nginx: requests
+                             from it count as coming from the X-Forwarded-For address it adds (repeatable)
   --game-server-token TOKEN  a token game servers may authenticate with (repeatable)
   --allow-any-game-server    accept any game server
   --no-ui                    serve only the API, not the web UI
@@ -97,6 +99,7 @@ async function serve(argv: string[]): Promise<number> {
       'invite-code': { type: 'string', multiple: true },
       'allowed-domain': { type: 'string', multiple: true },
       'allowed-origin': { type: 'string', multiple: true },
+      'trusted-proxy': { type: 'string', multiple: true },
       'allow-any-game-server': { type: 'boolean' },
       'game-server-token': { type: 'string', multiple: true },
       'no-ui': { type: 'boolean' },
@@ -145,6 +148,7 @@ async function serve(argv: string[]): Promise<number> {
     ...(values['invite-code'] && { globalInviteCodes: values['invite-code'] }),
     ...(values['allowed-domain'] && { allowedDomains: values['allowed-domain'] }),
     ...(values['allowed-origin'] && { allowedOrigins: values['allowed-origin'] }),
+    ...(values['trusted-proxy'] && { trustedProxies: values['trusted-proxy'] }),
     ...(values['allow-any-game-server'] && { allowAnyGameServer: true }),
     ...(values['game-server-token'] && { gameServerTokens: values['game-server-token'] }),
     ...(level !== undefined && { logLevel: level as ConfigOverrides['logLevel'] }),

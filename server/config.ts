@@ -40,6 +40,12 @@ export interface HostConfig {
    * not concerned.
    */
   allowedOrigins: string[];
+  /**
+   * Addresses (or ranges such as 10.0.0.0/8) of the HTTP/WebSocket proxies in front of this host (nginx). A request
+   * or socket from one of them counts as coming from the right-most X-Forwarded-For address that is not itself a
+   * trusted proxy; from any other peer that header is ignored.
+   */
+  trustedProxies: string[];
   /** fsync each write before acknowledging it. Turning it off only helps throwaway test folders. */
   fsync: boolean;
   /** Folder with the built UI to serve at `/`; null serves no UI. */
@@ -151,6 +157,7 @@ export function defaultConfig(): HostConfig {
     instances: { requestTimeoutMs: 5000 },
     allowedDomains: ['i.imgur.com'],
     allowedOrigins: [],
+    trustedProxies: [],
     hideBannedUsersContent: true,
     fsync: true,
     uiDir: null,
@@ -231,6 +238,11 @@ const CONFIG_SHAPE = {
   hideBannedUsersContent: z.boolean(),
   allowedDomains: strings,
   allowedOrigins: strings,
+  trustedProxies: z.array(
+    z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], {
+      error: 'not an IP address or a range such as 10.0.0.0/8',
+    }),
+  ),
   fsync: z.boolean(),
   uiDir: z.string().nullable(),
   logLevel: z.enum(['silent', 'error', 'warn', 'info', 'debug']),

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { guardConnections } from './http/connection-guard.js';
+import { clientAddresses } from './socket/forwarded-address.js';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import pino, { type Logger } from 'pino';
@@ -8,6 +9,7 @@ import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
+import { memoryLimits } from './services/limits.js';
 import { createSetupService, type SetupService } from './services/setup.js';
 import {
   INVITE_LOG,
@@ -149,7 +151,8 @@ export async function openHost(
       for (const url of cachedLanUrls()) hosts.push(new URL(url).host);
       return hosts;
     };
-    const deps = { config, store, users, clock, ids, presence, events, passwords };
+    const limits = memoryLimits(clock);
+    const deps = { config, store, users, clock, ids, presence, events, passwords, limits };
     const inviteCodes = createInviteCodes(deps);
     const requireInviteCode = (): boolean => inviteCodes.required();
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
@@ -321,14 +324,16 @@ export async function createServer(
   let socketHttp: Server | null = null;
   let socketPort = config.socket.port ?? config.port;
   try {
-    const app = createHttpApp({ ...core, core, socketPort: () => socketPort });
+    // Behind a proxy (nginx), whose address every connection would otherwise share.
+    const addresses = clientAddresses(config.trustedProxies);
+    const app = createHttpApp({ ...core, core, socketPort: () => socketPort, addresses });
     // Requests without Host get the envelope too (Node would answer a bare 400), and so does what its parser refuses.
     const server = createHttpServer({ requireHostHeader: false }, app.listener);
     server.on('clientError', app.clientError);
     server.on('checkExpectation', app.listener); // an unknown Expect is served as usual, not a bare 417
     http = server;
     server.keepAliveTimeout = 65_000;
-    guardConnections(server, config.limits, log);
+    guardConnections(server, config.limits, log, addresses);
     await listen(server, config.port, config.host);
     const port = (server.address() as AddressInfo).port;
     core.setPort(port);
@@ -347,6 +352,7 @@ export async function createServer(
       avatarSharing: createAvatarSharing({ ...core, presence: hub }),
       originAllowed: app.origins.allows,
       refuseUpgrade: app.refuseUpgrade,
+      addresses,
     });
     socketPort = port;
     if (config.socket.port !== null) {
@@ -357,7 +363,7 @@ export async function createServer(
           .end('This port only accepts WebSocket upgrades.');
       });
       socketHttp = only;
-      guardConnections(only, config.limits, log);
+      guardConnections(only, config.limits, log, addresses);
       only.on('upgrade', (req, sock, head) => socket.handleUpgrade(req, sock, head));
       await listen(only, config.socket.port, config.host);
       socketPort = (only.address() as AddressInfo).port;

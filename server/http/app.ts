@@ -17,6 +17,7 @@ import { envelopeFunnel, isApiPath } from './envelope.js';
 import { createOriginPolicy, type OriginPolicy } from './origins.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
 import { uploadGuard } from './upload-guard.js';
+import type { ClientAddresses } from '../socket/forwarded-address.js';
 import { accountRoutes } from './routes/accounts.js';
 import { infoRoutes } from './routes/info.js';
 import { inviteRoutes } from './routes/invites.js';
@@ -36,6 +37,8 @@ export type HttpDeps = HostCore & {
   /** The whole core again, for routes that take it as one object. */
   core: HostCore;
   socketPort: () => number;
+  /** Where each request comes from (through trusted proxies). */
+  addresses: ClientAddresses;
 };
 
 /** Version of our API document (the wire protocol itself is Hypernex 1.4). */
@@ -130,7 +133,7 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
     return next();
   });
   // Before the body parsers: a JSON upload's body counts against the anonymous-upload limits too.
-  app.use(uploadGuard(deps.config.uploads));
+  app.use(uploadGuard(deps.config.uploads, deps.addresses));
   const parseSmall = bodyParser({
     enableTypes: ['json', 'form'],
     jsonLimit: deps.config.limits.jsonBodyBytes,

@@ -1,6 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { normalAddress } from '../socket/hub.js';
+import type { ClientAddresses } from '../socket/forwarded-address.js';
 
 export interface ConnectionLimits {
   /** Open connections (HTTP and sockets) one address may hold; more are closed as they arrive. */
@@ -14,15 +16,23 @@ export interface ConnectionLimits {
 /**
  * Connection limits for the API port, below any route: at most `connectionsPerAddress` open connections per
  * address and `connections` in all, so one machine (or a handful) cannot use up the host's file descriptors.
- * Upgraded sockets count as connections too, so one address holds at most that many of those as well.
+ * Upgraded sockets count as connections too, so one address holds at most that many of those as well. A trusted
+ * proxy's connections carry many clients (and which ones is only known per request), so they count only against
+ * `connections`.
  */
-export function guardConnections(server: Server, limits: ConnectionLimits, log: Logger): void {
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  log: Logger,
+  addresses: Pick<ClientAddresses, 'trusts'>,
+): void {
   server.maxConnections = limits.connections;
   const perAddress = new Map<string, number>();
   /** Addresses refused lately, so a flood is logged once a minute per address, not once per connection. */
   const refusedAt = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const address = normalAddress(socket.remoteAddress);
+    if (addresses.trusts(address)) return;
     const open = perAddress.get(address) ?? 0;
     if (open >= limits.connectionsPerAddress) {
       const now = Date.now();

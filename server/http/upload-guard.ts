@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa';
 import type { HostConfig } from '../config.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
+import type { ClientAddresses } from '../socket/forwarded-address.js';
 
 /**
  * `POST /api/v1/upload`, `/uploadPart` and `/builds/publish`, as the router matches them (any case, optional
@@ -30,7 +31,7 @@ const tickets = new WeakMap<IncomingMessage, Ticket>();
  * dropped. A dropped request is answered at once with the error envelope and the connection closed, which
  * removes any partial file. Mount before the body parsers.
  */
-export function uploadGuard(limits: HostConfig['uploads']): Middleware {
+export function uploadGuard(limits: HostConfig['uploads'], addresses: ClientAddresses): Middleware {
   /** Requests arriving without valid credentials, oldest first (a Map keeps insertion order). */
   const anonymous = new Set<Ticket>();
   const perAddress = new Map<string, number>();
@@ -39,7 +40,7 @@ export function uploadGuard(limits: HostConfig['uploads']): Middleware {
   return async (ctx, next) => {
     if (ctx.method !== 'POST' || !UPLOAD_PATH.test(ctx.path)) return next();
     const req = ctx.req;
-    const address = req.socket.remoteAddress ?? '';
+    const address = addresses.of(req);
     if ((perAddress.get(address) ?? 0) >= limits.unverifiedPerAddress) {
       hangUpAfterAnswer(ctx);
       throw new AppError(

@@ -24,7 +24,6 @@ import {
 import type { Tx } from '../store/seam.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { isUrlAllowed } from '../protocol/urls.js';
-import { createLoginThrottle } from './login-throttle.js';
 import type { InviteCodes } from './invite-codes.js';
 import { hashMatches, sha256 } from './secrets.js';
 
@@ -101,10 +100,11 @@ export function createAccountsService(
   },
 ): AccountsService {
   const { users, store, clock, ids, config, passwords, presence, events } = deps;
-  const throttle = createLoginThrottle(
-    { maxFailures: config.limits.loginFailures, windowSeconds: config.limits.loginFailureWindowSeconds },
-    clock,
-  );
+  // Shared by every host process of the community, so another process behind the proxy is no way around it.
+  const throttle = deps.limits.throttle('login', {
+    maxFailures: config.limits.loginFailures,
+    windowSeconds: config.limits.loginFailureWindowSeconds,
+  });
 
   function newToken(app: string): { dto: TokenDto; stored: StoredToken } {
     const now = unixSeconds(clock);
@@ -264,7 +264,7 @@ export function createAccountsService(
 
     async login(input, remote = 'local') {
       const throttleKey = `${remote}|${input.username.toLowerCase()}`;
-      const wait = throttle.retryAfter(throttleKey);
+      const wait = await throttle.retryAfter(throttleKey);
       if (wait > 0) {
         throw new AppError(
           ErrorCode.RATE_LIMITED,
@@ -276,14 +276,14 @@ export function createAccountsService(
       const user = users.byUsername(input.username);
       if (!user) {
         await passwords.verifyDummy(input.password);
-        throttle.fail(throttleKey);
+        await throttle.fail(throttleKey);
         throw incorrect();
       }
       if (!(await passwords.verify(user.HashedPassword, input.password))) {
-        throttle.fail(throttleKey);
+        await throttle.fail(throttleKey);
         throw incorrect();
       }
-      throttle.succeed(throttleKey);
+      await throttle.succeed(throttleKey);
       const now = unixSeconds(clock);
       if (user.BanStatus.isBanned && user.BanStatus.BanEnd > now) {
         return { kind: 'banned', banStatus: { ...user.BanStatus } };
@@ -454,7 +454,7 @@ export function createAccountsService(
 
     async confirmIdentity(user, proof, what) {
       const key = `confirm|${user.Id}`;
-      const wait = throttle.retryAfter(key);
+      const wait = await throttle.retryAfter(key);
       if (wait > 0) {
         throw new AppError(
           ErrorCode.RATE_LIMITED,
@@ -478,7 +478,7 @@ export function createAccountsService(
         );
       }
       if (!(await passwords.verify(user.HashedPassword, proof.currentPassword!))) {
-        throttle.fail(key);
+        await throttle.fail(key);
         throw new AppError(
           ErrorCode.INCORRECT_CREDENTIALS,
           `Failed to ${what}! The current password is wrong.`,
@@ -488,12 +488,12 @@ export function createAccountsService(
         );
       }
       if (twoFactor && !checkTotp(user.TwoFA!.base32, proof.twofacode!, clock.now())) {
-        throttle.fail(key);
+        await throttle.fail(key);
         throw new AppError(ErrorCode.INVALID_2FA_CODE, `Failed to ${what}! That 2FA code is not right.`, {
           twofacode: 'Does not match the current code',
         });
       }
-      throttle.succeed(key);
+      await throttle.succeed(key);
     },
 
     async remove2fa(user) {

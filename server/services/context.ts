@@ -4,6 +4,7 @@ import type { HostConfig } from '../config.js';
 import type { HostStore } from '../store/seam.js';
 import type { UsersRepo } from '../store/users.js';
 import type { PasswordHasher } from './passwords.js';
+import type { SharedLimits } from './limits.js';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -87,4 +88,6 @@ export interface ServiceDeps {
   presence: Presence;
   events: HostEvents;
   passwords: PasswordHasher;
+  /** Cooldowns and failure throttles every host process of the community shares (in memory for one). */
+  limits: SharedLimits;
 }

@@ -1,4 +1,5 @@
 import type { Clock } from './context.js';
+import { createLoginThrottle } from './login-throttle.js';
 
 /**
  * Limits that must hold across every host process of a community (issue 15): per-key cooldowns (one invite request
@@ -54,6 +55,31 @@ export function memoryCooldowns(clock: Clock, maxKeys = 10_000): Cooldowns {
           return Promise.resolve();
         },
       });
+    },
+  };
+}
+
+/**
+ * The limits of a host process that shares them with nobody: memory cooldowns, and failure throttles as
+ * login-throttle.ts keeps them. One throttle per name and options, as the Redis ones share their keys by name.
+ */
+export function memoryLimits(clock: Clock): SharedLimits {
+  const throttles = new Map<string, FailureThrottle>();
+  return {
+    cooldowns: memoryCooldowns(clock),
+    throttle(name, opts) {
+      const id = `${name}|${opts.maxFailures}|${opts.windowSeconds}`;
+      let throttle = throttles.get(id);
+      if (!throttle) {
+        const inMemory = createLoginThrottle(opts, clock);
+        throttle = {
+          retryAfter: (key) => Promise.resolve(inMemory.retryAfter(key)),
+          fail: (key) => Promise.resolve(inMemory.fail(key)),
+          succeed: (key) => Promise.resolve(inMemory.succeed(key)),
+        };
+        throttles.set(id, throttle);
+      }
+      return throttle;
     },
   };
 }

@@ -19,7 +19,8 @@ import type { GameServerTokens } from '../services/game-servers.js';
 import type { InstancesService } from '../services/instances.js';
 import type { InvitesService } from '../services/invites.js';
 import type { UsersRepo } from '../store/users.js';
-import { normalAddress, type HubSocket, type SocketHub } from './hub.js';
+import type { HubSocket, SocketHub } from './hub.js';
+import type { ClientAddresses } from './forwarded-address.js';
 
 export interface SocketDeps {
   config: HostConfig;
@@ -39,6 +40,8 @@ export interface SocketDeps {
   originAllowed?: (origin: string) => boolean;
   /** Answers a refused upgrade on the raw socket (the API's envelope), then ends it. */
   refuseUpgrade?: (socket: Duplex) => void;
+  /** Where each upgrade comes from (through trusted proxies): the address presence and asset access go by. */
+  addresses: ClientAddresses;
 }
 
 /** Messages only a game server may send (reference 8.5). */
@@ -123,10 +126,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     // A browser page says where it comes from; one of another site may not act with its visitor's socket.
     const origin = req.headers.origin;
     if (origin !== undefined && deps.originAllowed && !deps.originAllowed(origin)) {
-      log.info(
-        { origin, remote: req.socket.remoteAddress },
-        'refused a socket from a page of another origin',
-      );
+      log.info({ origin, remote: deps.addresses.of(req) }, 'refused a socket from a page of another origin');
       if (deps.refuseUpgrade) deps.refuseUpgrade(socket);
       else socket.destroy();
       return;
@@ -252,7 +252,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       allowance: limits.messageBurst,
       refilledAt: now,
       rateNoticeAt: 0,
-      remote: req.socket.remoteAddress ?? '',
+      remote: deps.addresses.of(req),
     };
     connections.add(conn);
     ws.on('pong', () => {
@@ -348,7 +348,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
           // alone is public: GET gameServers lists it). A server with a valid token gets it back, as from the
           // real server; one let in without a token (allowAnyGameServer) gets a secret of its own.
           const proof = tokenId !== null ? (serverToken as string) : deps.ids.secret();
-          hub.addGameServer(conn.gameServerId, conn.out, proof, normalAddress(conn.remote));
+          hub.addGameServer(conn.gameServerId, conn.out, proof, conn.remote);
           send(conn, 'sendauth', { gameServerId: conn.gameServerId, gameServerToken: proof });
           return;
         }
@@ -376,7 +376,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       conn.userId = user.Id;
       conn.token = envelope.tokenContent;
       conn.tokenExpiresAt = accounts.tokenExpiry(user.Id, envelope.tokenContent);
-      const first = hub.add(user.Id, conn.out, normalAddress(conn.remote));
+      const first = hub.add(user.Id, conn.out, conn.remote);
       send(conn, ServerMessage.authenticated, { userId: user.Id });
       if (first) friendStatus(user.Id);
     } else if (envelope.userId !== undefined && envelope.userId !== conn.userId) {

@@ -52,6 +52,18 @@ describe('command line', () => {
     ]);
     expect(rank.code).toBe(1);
     expect(rank.stderr).toMatch(/--rank must be 0..6/);
+    const proxy = await runCli([
+      'serve',
+      '--data-dir',
+      dir,
+      '--port',
+      '0',
+      '--no-ui',
+      '--trusted-proxy',
+      'nginx.lan',
+    ]);
+    expect(proxy.code).toBe(1);
+    expect(proxy.stderr).toMatch(/"trustedProxies\.0": not an IP address or a range/);
   });
 
   it('refuses a --config file with an unknown key or a value of the wrong type, naming the key, and starts nothing', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_DOCS, routesOf } from '../../server/http/openapi.js';
 import { createHttpApp } from '../../server/http/app.js';
+import { clientAddresses } from '../../server/socket/forwarded-address.js';
 import { startHost, type TestHost } from './helpers.js';
 
 describe('OpenAPI document', () => {
@@ -14,7 +15,12 @@ describe('OpenAPI document', () => {
 
   it('documents exactly the routes the server serves', () => {
     const server = host.server;
-    const app = createHttpApp({ ...server.core, core: server.core, socketPort: () => server.port });
+    const app = createHttpApp({
+      ...server.core,
+      core: server.core,
+      socketPort: () => server.port,
+      addresses: clientAddresses([]),
+    });
     expect(routesOf(app.apiRouter, '/api/v1')).toEqual(Object.keys(ROUTE_DOCS).sort());
   });
 

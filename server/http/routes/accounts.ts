@@ -21,10 +21,11 @@ import type { AccountsService } from '../../services/accounts.js';
 import { SOCIAL_MESSAGES, type SocialAction, type SocialService } from '../../services/social.js';
 import type { UsersRepo } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
+import type { ClientAddresses } from '../../socket/forwarded-address.js';
 
 export function accountRoutes(
   router: Router,
-  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo },
+  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo; addresses: ClientAddresses },
 ): void {
   const { accounts, social, users } = deps;
 
@@ -36,7 +37,7 @@ export function accountRoutes(
 
   router.post('/login', async (ctx) => {
     const input = parse(LoginRequest, ctx.request.body);
-    const outcome = await accounts.login(input, ctx.ip);
+    const outcome = await accounts.login(input, deps.addresses.of(ctx.req));
     switch (outcome.kind) {
       case 'correct':
         return reply(ctx, 'Login Successful', { LoginResult: LoginResult.Correct, token: outcome.token });

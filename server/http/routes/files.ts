@@ -20,7 +20,7 @@ import type { StoredFile, UploadsService } from '../../services/uploads.js';
 import type { StoredUser } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
 import type { HostCore } from '../../host-core.js';
-import { normalAddress } from '../../socket/hub.js';
+import type { ClientAddresses } from '../../socket/forwarded-address.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -124,6 +124,7 @@ export function fileRoutes(
     uploads: UploadsService;
     moderation: ModerationService;
     core: Pick<HostCore, 'popularity' | 'assetTokens' | 'assetAccess' | 'hub' | 'instances'>;
+    addresses: ClientAddresses;
   },
 ): void {
   const { accounts, uploads } = deps;
@@ -264,7 +265,7 @@ export function fileRoutes(
     return {
       caller: caller(ctx),
       assetToken: ctx.params.assetToken,
-      address: normalAddress(ctx.req.socket.remoteAddress),
+      address: deps.addresses.of(ctx.req),
     };
   }
 

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { systemClock, type Clock } from '../services/context.js';
+import type { Cooldowns, FailureThrottle, SharedLimits } from '../services/limits.js';
+import { sha256 } from '../services/secrets.js';
+
+/** Starts a cooldown unless one runs: -1 when it started, else the milliseconds it has left. */
+const COOLDOWN_START = `
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return -1 end
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then return tonumber(ARGV[2]) end
+return left`;
+
+/** Ends a cooldown only if it is still the one this token started (another may have begun since). */
+const COOLDOWN_CANCEL = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/**
+ * The failures of a key within the window: drops older ones, then answers the count and the time of the
+ * `maxFailures`-th most recent (the one whose leaving the window allows the next attempt). ARGV: now, windowMs,
+ * maxFailures (at least 1).
+ */
+const THROTTLE_CHECK = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
+local count = redis.call('ZCARD', KEYS[1])
+local max = tonumber(ARGV[3])
+if count < max then return {count} end
+local oldest = redis.call('ZRANGE', KEYS[1], -max, -max, 'WITHSCORES')
+return {count, oldest[2]}`;
+
+/**
+ * Records a failure at `now` (member made unique by ARGV[4]), keeps at most `maxFailures` of the window's
+ * failures, and lets the key expire with the window. ARGV: now, windowMs, maxFailures, unique.
+ */
+const THROTTLE_FAIL = `
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. ARGV[4])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[3]) + 1))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+/** The scripts as ioredis commands (defineCommand: EVALSHA, loading the script once when Redis lacks it). */
+interface LimitCommands {
+  hypernexCooldownStart(key: string, token: string, ms: number): Promise<number>;
+  hypernexCooldownCancel(key: string, token: string): Promise<number>;
+  hypernexThrottleCheck(
+    key: string,
+    now: number,
+    windowMs: number,
+    maxFailures: number,
+  ): Promise<[number, string?]>;
+  hypernexThrottleFail(
+    key: string,
+    now: number,
+    windowMs: number,
+    maxFailures: number,
+    unique: string,
+  ): Promise<number>;
+}
+
+function withCommands(redis: Redis): Redis & LimitCommands {
+  redis.defineCommand('hypernexCooldownStart', { numberOfKeys: 1, lua: COOLDOWN_START });
+  redis.defineCommand('hypernexCooldownCancel', { numberOfKeys: 1, lua: COOLDOWN_CANCEL });
+  redis.defineCommand('hypernexThrottleCheck', { numberOfKeys: 1, lua: THROTTLE_CHECK });
+  redis.defineCommand('hypernexThrottleFail', { numberOfKeys: 1, lua: THROTTLE_FAIL });
+  return redis as Redis & LimitCommands;
+}
+
+/** A key's name in Redis: hashed, so no address, username or anything a caller sent is stored in the clear. */
+function keyName(prefix: string, kind: string, key: string): string {
+  return `${prefix}${kind}:${sha256(key).toString('hex')}`;
+}
+
+/**
+ * Cooldowns and failure throttles kept in Redis, shared by every host process that uses the same Redis and
+ * `prefix` (e.g. `hypernex:`). Cooldowns are keys with a millisecond expiry; a throttle is a sorted set of failure
+ * times per key, trimmed to the window and to `maxFailures` entries, expiring with the window, so every key
+ * vanishes on its own. Each call is one round trip. Failure times come from `clock` (the hosts' clocks are
+ * assumed to agree to well under a window); cooldown expiry is Redis's own.
+ */
+export function redisLimits(redis: Redis, prefix: string, clock: Clock = systemClock): SharedLimits {
+  const commands = withCommands(redis);
+
+  const cooldowns: Cooldowns = {
+    async start(key, ms) {
+      const name = keyName(prefix, 'cooldown', key);
+      const token = randomBytes(16).toString('hex');
+      const left = await commands.hypernexCooldownStart(name, token, Math.max(1, Math.ceil(ms)));
+      if (left >= 0) return { started: false, retryAfterMs: left };
+      return {
+        started: true,
+        cancel: async () => {
+          await commands.hypernexCooldownCancel(name, token);
+        },
+      };
+    },
+  };
+
+  function throttle(name: string, opts: { maxFailures: number; windowSeconds: number }): FailureThrottle {
+    const windowMs = Math.max(1, Math.ceil(opts.windowSeconds * 1000));
+    const maxFailures = Math.floor(opts.maxFailures);
+    const keyOf = (key: string): string => keyName(prefix, `throttle:${name}`, key);
+    // As the memory throttle: allowing no failure at all refuses every attempt for a window.
+    const never = maxFailures < 1;
+    return {
+      async retryAfter(key) {
+        if (never) return Math.max(1, Math.ceil(windowMs / 1000));
+        const now = clock.now();
+        const [count, oldest] = await commands.hypernexThrottleCheck(keyOf(key), now, windowMs, maxFailures);
+        if (count < maxFailures || oldest === undefined) return 0;
+        return Math.max(1, Math.ceil((Number(oldest) + windowMs - now) / 1000));
+      },
+      async fail(key) {
+        if (never) return;
+        await commands.hypernexThrottleFail(
+          keyOf(key),
+          clock.now(),
+          windowMs,
+          maxFailures,
+          randomBytes(8).toString('hex'),
+        );
+      },
+      async succeed(key) {
+        await redis.del(keyOf(key));
+      },
+    };
+  }
+
+  return { cooldowns, throttle };
+}

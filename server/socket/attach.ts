@@ -223,7 +223,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     waiting.answers.push({ conn, text, targetUserId });
   }
 
-  function friendStatus(userId: string): void {
+  /** Tells the user's friends their status; `localOnly`: only those on this process (see hub.onRemoteOffline). */
+  function friendStatus(userId: string, localOnly = false): void {
     const user = users.get(userId);
     if (!user) return;
     const result = {
@@ -231,8 +232,9 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       Status: hub.isConnected(userId) ? user.Bio.Status : Status.Offline,
       StatusText: user.Bio.StatusText,
     };
-    hub.sendToMany(user.Friends, ServerMessage.friendStatus, result);
+    hub.sendToMany(user.Friends, ServerMessage.friendStatus, result, localOnly);
   }
+  hub.onRemoteOffline((userId) => friendStatus(userId, true));
 
   function onConnection(ws: WebSocket, req: IncomingMessage, raw: Duplex): void {
     const now = Date.now();

@@ -22,7 +22,7 @@ import {
   GAME_SERVER_TOKENS,
   type GameServerTokens,
 } from './services/game-servers.js';
-import { createInstancesService, type InstancesService } from './services/instances.js';
+import { createInstancesService, type InstanceCluster, type InstancesService } from './services/instances.js';
 import { createAssetTokens } from './services/asset-tokens.js';
 import { createAssetAccess, type AssetAccess } from './services/asset-access.js';
 import { createAvatarSharing } from './services/avatar-sharing.js';
@@ -212,8 +212,12 @@ export async function openHost(
       world: uploads.world,
       invites,
       requestTimeoutMs: config.instances.requestTimeoutMs,
+      ...(cluster && { cluster: instanceCluster(cluster) }),
     });
     hub.inWorld = instances.isInWorld;
+    cluster?.onForwarded(({ op, userId, args }) =>
+      instances.runForwarded(op, userId, args, (id) => hub.isConnected(id)),
+    );
     assetAccess = createAssetAccess({ clock, assetTokens, presence: hub, instances });
     const moderation = createModerationService({
       ...deps,
@@ -269,6 +273,22 @@ export async function openHost(
     await store.close();
     throw error;
   }
+}
+
+/** The instances service's view of the other hosts (server/services/instances.ts). */
+function instanceCluster(link: ClusterLink): InstanceCluster {
+  return {
+    holderOf: (gameServerId) => link.remoteGameServer(gameServerId)?.processId,
+    anyHolder: () => {
+      for (const gs of link.remoteGameServers()) return gs.processId;
+      return undefined;
+    },
+    forward: (processId, op, userId, args) => link.forward(processId, { op, userId, args }),
+    remoteInstances: () => link.remoteInstances(),
+    inRemoteInstance: (userId) => link.inRemoteInstance(userId),
+    changed: (instance) => link.announceInstance(instance),
+    ended: (instanceId) => link.announceInstanceEnded(instanceId),
+  };
 }
 
 /** Settings id of the record naming the community in Redis (made by the first host that opens the database). */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { InstanceMeta } from '../protocol/instances.js';
 import { redactUrl } from '../store/pg-url.js';
 
 /**
@@ -16,6 +17,10 @@ import { redactUrl } from '../store/pg-url.js';
  *   channel, once per process, already serialised.
  * - Host events: sign-outs (a ban, a password change, a logout of all) and revoked game-server tokens are
  *   broadcast, so each process closes its own sockets.
+ * - Game servers and instances: an instance lives in the process its game server's socket is on. That process
+ *   announces its game servers (id, hash of the proof they got in `sendauth`, address) and each change of its
+ *   instances, with the presence numbering; the others read them (instance lists, who is in a world, server
+ *   scripts) and forward a user's instance messages (join, leave, invite, new instance) to it.
  *
  * Pub/sub delivers at most once: a live event lost while Redis is unreachable is not replayed (what it announced
  * is durable in the database; clients read it when they reconnect). Nothing acknowledged depends on it.
@@ -29,6 +34,27 @@ export interface LocalSockets {
   holdsLocally(userId: string): boolean;
 }
 
+/** A game server connected to another process. */
+export interface RemoteGameServer {
+  processId: string;
+  /** SHA-256 (hex) of the token it was handed in `sendauth`. */
+  proof: string;
+  address: string;
+}
+
+/** A user's instance message run by the process holding the instance's game server. */
+export interface ForwardedInstanceMessage {
+  op: 'join' | 'leave' | 'requestNew' | 'sendInvite';
+  userId: string;
+  args: Record<string, unknown>;
+}
+
+interface GameServerInfo {
+  id: string;
+  proof: string;
+  address: string;
+}
+
 export type ClusterEvent =
   { name: 'tokensRevoked'; userId: string } | { name: 'gameServerTokenRevoked'; tokenId: string };
 
@@ -36,7 +62,19 @@ type Message =
   | { t: 'hello'; p: string }
   | { t: 'hb'; p: string; v: number }
   | { t: 'on' | 'off'; p: string; v: number; u: string }
-  | { t: 'snap'; p: string; v: number; users: string[] }
+  | { t: 'gs'; p: string; v: number; gs: GameServerInfo }
+  | { t: 'gs-'; p: string; v: number; id: string }
+  | { t: 'inst'; p: string; v: number; instance: InstanceMeta }
+  | { t: 'inst-'; p: string; v: number; id: string }
+  | {
+      t: 'snap';
+      p: string;
+      v: number;
+      users: string[];
+      gameServers: GameServerInfo[];
+      instances: InstanceMeta[];
+    }
+  | { t: 'fwd'; p: string; message: ForwardedInstanceMessage }
   | { t: 'snapreq'; p: string }
   | { t: 'bye'; p: string }
   | { t: 'deliver'; p: string; users: string[]; json: string }
@@ -46,6 +84,8 @@ interface Peer {
   /** The number of the last presence change applied. */
   v: number;
   users: Set<string>;
+  gameServers: Map<string, GameServerInfo>;
+  instances: Map<string, InstanceMeta>;
   /** ms of the last message heard from it */
   seen: number;
   /** A snapshot was asked for and has not come yet. */
@@ -80,9 +120,16 @@ export class ClusterLink {
   /** user id -> the other processes holding a socket of theirs */
   readonly #where = new Map<string, Set<string>>();
   readonly #eventListeners: Array<(event: ClusterEvent) => void> = [];
-  readonly #offlineListeners: Array<(userId: string) => void> = [];
+  readonly #offlineListeners: Array<(userId: string, told: boolean) => void> = [];
+  #forwarded: ((message: ForwardedInstanceMessage) => void) | null = null;
+  /** game server id -> the process holding it */
+  readonly #gameServerAt = new Map<string, string>();
+  /** user id -> how many instances on other processes hold them */
+  readonly #inRemoteInstances = new Map<string, number>();
   /** This process's own presence: users announced online, and the number of the last change. */
   readonly #mine = new Set<string>();
+  readonly #myGameServers = new Map<string, GameServerInfo>();
+  readonly #myInstances = new Map<string, InstanceMeta>();
   #version = 0;
   #local: LocalSockets | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -158,9 +205,69 @@ export class ClusterLink {
     this.#eventListeners.push(listener);
   }
 
-  /** Called with each user who went offline everywhere because another process said so or died. */
-  onRemoteOffline(listener: (userId: string) => void): void {
+  /**
+   * Called with each user no other process holds a socket of any more: `told` when their friends still need
+   * telling (the process left or died; one that closed the user's last socket told them itself).
+   */
+  onRemoteOffline(listener: (userId: string, told: boolean) => void): void {
     this.#offlineListeners.push(listener);
+  }
+
+  /** Runs instance messages other processes forward to this one (it holds the game server). */
+  onForwarded(handler: (message: ForwardedInstanceMessage) => void): void {
+    this.#forwarded = handler;
+  }
+
+  announceGameServer(id: string, proof: string, address: string): void {
+    const info = { id, proof, address };
+    this.#myGameServers.set(id, info);
+    this.#publish(this.#broadcast, { t: 'gs', p: this.processId, v: ++this.#version, gs: info });
+  }
+
+  announceGameServerGone(id: string): void {
+    if (!this.#myGameServers.delete(id)) return;
+    this.#publish(this.#broadcast, { t: 'gs-', p: this.processId, v: ++this.#version, id });
+  }
+
+  /** An instance of this process as it is now (created or changed). */
+  announceInstance(instance: InstanceMeta): void {
+    const copy = structuredClone(instance);
+    this.#myInstances.set(copy.InstanceId, copy);
+    this.#publish(this.#broadcast, { t: 'inst', p: this.processId, v: ++this.#version, instance: copy });
+  }
+
+  announceInstanceEnded(id: string): void {
+    if (!this.#myInstances.delete(id)) return;
+    this.#publish(this.#broadcast, { t: 'inst-', p: this.processId, v: ++this.#version, id });
+  }
+
+  /** The game server on another live process, or undefined. */
+  remoteGameServer(id: string): RemoteGameServer | undefined {
+    const processId = this.#gameServerAt.get(id);
+    const info = processId ? this.#peers.get(processId)?.gameServers.get(id) : undefined;
+    return processId && info ? { processId, proof: info.proof, address: info.address } : undefined;
+  }
+
+  /** Game servers on other live processes. */
+  *remoteGameServers(): Generator<{ id: string; processId: string; address: string }> {
+    for (const [processId, peer] of this.#peers) {
+      for (const gs of peer.gameServers.values()) yield { id: gs.id, processId, address: gs.address };
+    }
+  }
+
+  /** Instances on other live processes, as they last announced them. */
+  *remoteInstances(): Generator<InstanceMeta> {
+    for (const peer of this.#peers.values()) yield* peer.instances.values();
+  }
+
+  /** Whether `userId` is in an instance held by another process. */
+  inRemoteInstance(userId: string): boolean {
+    return this.#inRemoteInstances.has(userId);
+  }
+
+  /** Sends a user's instance message to the process holding the game server. */
+  forward(processId: string, message: ForwardedInstanceMessage): void {
+    this.#publish(this.#channelOf(processId), { t: 'fwd', p: this.processId, message });
   }
 
   /** This process now holds a socket of `userId` (its first). */
@@ -276,7 +383,7 @@ export class ClusterLink {
         this.#publish(this.#channelOf(message.p), this.#snapshot());
         return;
       case 'snap':
-        return this.#applySnapshot(message.p, message.v, message.users);
+        return this.#applySnapshot(message);
       case 'hb': {
         const peer = this.#peer(message.p);
         if (peer.v !== message.v) this.#askSnapshot(message.p, peer);
@@ -292,6 +399,22 @@ export class ClusterLink {
         else this.#removeUser(message.p, peer, message.u, false);
         return;
       }
+      case 'gs':
+      case 'gs-':
+      case 'inst':
+      case 'inst-': {
+        const peer = this.#peer(message.p);
+        if (message.v !== peer.v + 1) this.#askSnapshot(message.p, peer);
+        peer.v = Math.max(peer.v, message.v);
+        if (message.t === 'gs') this.#addGameServer(message.p, peer, message.gs);
+        else if (message.t === 'gs-') this.#removeGameServer(peer, message.id);
+        else if (message.t === 'inst') this.#setInstance(peer, message.instance);
+        else this.#setInstance(peer, null, message.id);
+        return;
+      }
+      case 'fwd':
+        this.#forwarded?.(message.message);
+        return;
       case 'bye':
         this.#dropPeer(message.p);
         return;
@@ -314,13 +437,27 @@ export class ClusterLink {
   }
 
   #snapshot(): Message {
-    return { t: 'snap', p: this.processId, v: this.#version, users: [...this.#mine] };
+    return {
+      t: 'snap',
+      p: this.processId,
+      v: this.#version,
+      users: [...this.#mine],
+      gameServers: [...this.#myGameServers.values()],
+      instances: [...this.#myInstances.values()],
+    };
   }
 
   #peer(processId: string): Peer {
     let peer = this.#peers.get(processId);
     if (!peer) {
-      peer = { v: 0, users: new Set(), seen: Date.now(), asked: false };
+      peer = {
+        v: 0,
+        users: new Set(),
+        gameServers: new Map(),
+        instances: new Map(),
+        seen: Date.now(),
+        asked: false,
+      };
       this.#peers.set(processId, peer);
       this.#askSnapshot(processId, peer);
     }
@@ -334,13 +471,47 @@ export class ClusterLink {
     this.#publish(this.#channelOf(processId), { t: 'snapreq', p: this.processId });
   }
 
-  #applySnapshot(processId: string, version: number, users: string[]): void {
+  #applySnapshot(snap: Extract<Message, { t: 'snap' }>): void {
+    const processId = snap.p;
     const peer = this.#peer(processId);
     peer.asked = false;
-    peer.v = version;
-    const now = new Set(users);
+    peer.v = snap.v;
+    const now = new Set(snap.users);
     for (const userId of peer.users) if (!now.has(userId)) this.#removeUser(processId, peer, userId, true);
     for (const userId of now) this.#addUser(processId, peer, userId);
+    const servers = new Set(snap.gameServers.map((gs) => gs.id));
+    for (const id of [...peer.gameServers.keys()]) if (!servers.has(id)) this.#removeGameServer(peer, id);
+    for (const gs of snap.gameServers) this.#addGameServer(processId, peer, gs);
+    const instances = new Set(snap.instances.map((i) => i.InstanceId));
+    for (const id of [...peer.instances.keys()]) if (!instances.has(id)) this.#setInstance(peer, null, id);
+    for (const instance of snap.instances) this.#setInstance(peer, instance);
+  }
+
+  #addGameServer(processId: string, peer: Peer, gs: GameServerInfo): void {
+    peer.gameServers.set(gs.id, gs);
+    this.#gameServerAt.set(gs.id, processId);
+  }
+
+  #removeGameServer(peer: Peer, id: string): void {
+    if (peer.gameServers.delete(id)) this.#gameServerAt.delete(id);
+  }
+
+  /** Replaces a peer's instance (null: it ended), keeping the index of who is in a remote instance. */
+  #setInstance(peer: Peer, instance: InstanceMeta | null, endedId?: string): void {
+    const id = instance?.InstanceId ?? endedId!;
+    const before = peer.instances.get(id);
+    for (const userId of before?.ConnectedUsers ?? []) {
+      const left = (this.#inRemoteInstances.get(userId) ?? 1) - 1;
+      if (left > 0) this.#inRemoteInstances.set(userId, left);
+      else this.#inRemoteInstances.delete(userId);
+    }
+    if (!instance) {
+      peer.instances.delete(id);
+      return;
+    }
+    peer.instances.set(id, instance);
+    for (const userId of instance.ConnectedUsers)
+      this.#inRemoteInstances.set(userId, (this.#inRemoteInstances.get(userId) ?? 0) + 1);
   }
 
   #addUser(processId: string, peer: Peer, userId: string): void {
@@ -357,14 +528,16 @@ export class ClusterLink {
     processes?.delete(processId);
     if (processes?.size === 0) {
       this.#where.delete(userId);
-      if (tell && !this.#local?.holdsLocally(userId))
-        for (const listener of this.#offlineListeners) listener(userId);
+      if (!this.#local?.holdsLocally(userId))
+        for (const listener of this.#offlineListeners) listener(userId, tell);
     }
   }
 
   #dropPeer(processId: string): void {
     const peer = this.#peers.get(processId);
     if (!peer) return;
+    for (const id of [...peer.instances.keys()]) this.#setInstance(peer, null, id);
+    for (const id of [...peer.gameServers.keys()]) this.#removeGameServer(peer, id);
     this.#peers.delete(processId);
     for (const userId of [...peer.users]) this.#removeUser(processId, peer, userId, true);
   }

@@ -234,7 +234,12 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     };
     hub.sendToMany(user.Friends, ServerMessage.friendStatus, result, localOnly);
   }
-  hub.onRemoteOffline((userId) => friendStatus(userId, true));
+  // A user whose sockets were all on other processes went offline: they leave this process's instances, and when
+  // their process could not tell their friends (it died), this process tells its own.
+  hub.onRemoteOffline((userId, told) => {
+    instances.userGone(userId);
+    if (told) friendStatus(userId, true);
+  });
 
   function onConnection(ws: WebSocket, req: IncomingMessage, raw: Duplex): void {
     const now = Date.now();
@@ -267,7 +272,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       if (conn.userId !== null) {
         const last = hub.remove(conn.userId, conn.out);
         if (last) {
-          instances.userGone(conn.userId);
+          // Still connected to another process: still in their instances.
+          if (!hub.isConnected(conn.userId)) instances.userGone(conn.userId);
           friendStatus(conn.userId);
         }
       }

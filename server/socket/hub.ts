@@ -27,7 +27,7 @@ export function normalAddress(address: string | undefined): string {
 export class SocketHub implements Presence, Notifier, LocalSockets {
   /** Hosts sharing a database: users with sockets on other processes, reached through Redis. */
   #link: ClusterLink | null = null;
-  readonly #remoteOffline: Array<(userId: string) => void> = [];
+  readonly #remoteOffline: Array<(userId: string, told: boolean) => void> = [];
   readonly #byUser = new Map<string, Set<HubSocket>>();
   readonly #gameServers = new Map<string, GameServerEntry>();
   /** remote address -> user id -> verified sockets of that user from there */
@@ -43,14 +43,18 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
   join(link: ClusterLink): void {
     this.#link = link;
     link.attach(this);
-    link.onRemoteOffline((userId) => {
-      for (const listener of this.#remoteOffline) listener(userId);
+    for (const [id, entry] of this.#gameServers) link.announceGameServer(id, entry.proof, entry.address);
+    link.onRemoteOffline((userId, told) => {
+      for (const listener of this.#remoteOffline) listener(userId, told);
     });
     for (const userId of this.#byUser.keys()) link.announceOnline(userId);
   }
 
-  /** Calls `listener` with each user who went offline because another process left or died (not said by it). */
-  onRemoteOffline(listener: (userId: string) => void): void {
+  /**
+   * Calls `listener` with each user no other process holds a socket of any more (and this one holds none):
+   * `told` when their friends still need telling (the process left or died without saying so).
+   */
+  onRemoteOffline(listener: (userId: string, told: boolean) => void): void {
     this.#remoteOffline.push(listener);
   }
 
@@ -121,34 +125,50 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
     return this.#usersAt.get(address)?.keys() ?? [];
   }
 
-  /** The game servers connected from `address`. */
+  /** The game servers connected from `address` (to any process). */
   gameServersAt(address: string): string[] {
     const out: string[] = [];
     for (const [id, entry] of this.#gameServers) if (entry.address === address) out.push(id);
+    if (this.#link)
+      for (const gs of this.#link.remoteGameServers()) if (gs.address === address) out.push(gs.id);
     return out;
   }
 
   /** `proofToken` is what the server was told in `sendauth`; only its hash is kept. */
   addGameServer(gameServerId: string, socket: HubSocket, proofToken: string, address = ''): void {
-    this.#gameServers.set(gameServerId, { socket, proof: sha256(proofToken).toString('hex'), address });
+    const proof = sha256(proofToken).toString('hex');
+    this.#gameServers.set(gameServerId, { socket, proof, address });
+    this.#link?.announceGameServer(gameServerId, proof, address);
   }
 
-  /** True when `gameServerId` is connected and `token` is the one it was handed in `sendauth` (constant time). */
+  /**
+   * True when `gameServerId` is connected (to any process) and `token` is the one it was handed in `sendauth`
+   * (constant time).
+   */
   gameServerProves(gameServerId: string, token: string): boolean {
-    const entry = this.#gameServers.get(gameServerId);
-    return entry !== undefined && token.length > 0 && hashMatches(entry.proof, sha256(token));
+    const proof =
+      this.#gameServers.get(gameServerId)?.proof ?? this.#link?.remoteGameServer(gameServerId)?.proof;
+    return proof !== undefined && token.length > 0 && hashMatches(proof, sha256(token));
   }
 
   removeGameServer(gameServerId: string): void {
-    this.#gameServers.delete(gameServerId);
+    if (this.#gameServers.delete(gameServerId)) this.#link?.announceGameServerGone(gameServerId);
   }
 
   hasGameServer(gameServerId: string): boolean {
     return this.#gameServers.has(gameServerId);
   }
 
+  /** The game servers connected to this process (those an instance request here is offered to). */
   gameServerIds(): string[] {
     return [...this.#gameServers.keys()];
+  }
+
+  /** Every game server of the community: this process's and the other processes'. */
+  allGameServerIds(): string[] {
+    const ids = this.gameServerIds();
+    if (this.#link) for (const gs of this.#link.remoteGameServers()) ids.push(gs.id);
+    return ids;
   }
 
   sendToGameServer(gameServerId: string, message: string, result: Record<string, unknown>): void {

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, runCli, spawnServe, stop, type Served } from './cli-helpers.js';
 import { PASSWORD, tempDir } from './helpers.js';
 import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
+import { TestGameServer } from '../../server/tools/test-game-server.js';
 import { TestSocket } from './socket-client.js';
 import { md5 } from './upload-helpers.js';
 
@@ -37,7 +38,9 @@ beforeAll(async () => {
   }
 });
 
+const GS_TOKEN = 'cluster-game-server-secret';
 const served: Served[] = [];
+const gameServers: TestGameServer[] = [];
 const sockets: TestSocket[] = [];
 let dir = '';
 let database = '';
@@ -45,6 +48,7 @@ let configFile = '';
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.close();
+  for (const gs of gameServers.splice(0)) gs.close();
   for (const host of served.splice(0)) await stop(host, 'SIGKILL');
   if (dir) await rm(dir, { recursive: true, force: true });
   await dropSchemas();
@@ -68,6 +72,7 @@ async function community(): Promise<void> {
       passwordHash: { memoryCost: 1024, timeCost: 1, concurrency: 2 },
       cluster: { heartbeatMs: 200, presenceExpiryMs: 1500 },
       socket: { inviteRequestCooldownSeconds: 0 },
+      gameServerTokens: [GS_TOKEN],
     }),
   );
 }
@@ -274,6 +279,95 @@ describe('two host processes on one database and Redis', () => {
       targetUserId: erin.id,
       reason: 'OFFLINE',
     });
+  });
+
+  it('a game server on B serves users of A: new instance, join, lists and presence everywhere', async () => {
+    await community();
+    const [a, b] = [await host(), await host()];
+    const alice = await signUp(a, 'alice');
+    const bob = await signUp(a, 'bob');
+    await known(b, alice);
+    await known(b, bob);
+    await friends(a, b, alice, bob);
+    const world = await postJson(a.url, 'upload', {
+      ...as(alice),
+      file: { name: 'plaza.hnw', data: Buffer.from('world').toString('base64') },
+      worldMeta: {
+        Publicity: 1,
+        Name: 'Plaza',
+        Description: '',
+        Tags: [],
+        ThumbnailURL: '',
+        IconURLs: [],
+        ServerScripts: [],
+        BuildPlatform: 0,
+      },
+    });
+    expect(world.success, world.message).toBe(true);
+    const worldId = world.result!.WorldId as string;
+    const gs = await TestGameServer.connect({ url: b.url, serverToken: GS_TOKEN });
+    gameServers.push(gs);
+    // A lists B's game server once B announced it.
+    await expect
+      .poll(async () =>
+        (
+          (await fetch(`${a.url}/api/v1/gameServers`).then((r) => r.json())) as {
+            result: { GameServers: Array<{ GameServerId: string }> };
+          }
+        ).result.GameServers.map((g) => g.GameServerId),
+      )
+      .toEqual([gs.gameServerId]);
+    // B has the world once its copy of the database caught up.
+    const worldOnB = async () =>
+      ((await (await fetch(`${b.url}/api/v1/meta/world/${worldId}`)).json()) as { success: boolean }).success;
+    await expect.poll(worldOnB).toBe(true);
+
+    const aliceOnA = await socketOf(a, alice);
+    const bobOnA = await socketOf(a, bob);
+    aliceOnA.sendJson(
+      as(alice, {
+        userId: alice.id,
+        message: 'requestnewinstance',
+        args: { worldId, instancePublicity: 2, instanceProtocol: 0 },
+      }),
+    );
+    await aliceOnA.next('createdtemporaryinstance');
+    const opened = await aliceOnA.next('instanceopened');
+    expect(opened).toMatchObject({ gameServerId: gs.gameServerId, worldId, Moderators: [alice.id] });
+    const instanceId = opened.instanceId as string;
+    await gs.next('updatedinstance', (r) => (r.instanceMeta as { Readied: boolean }).Readied);
+
+    bobOnA.sendJson(
+      as(bob, {
+        userId: bob.id,
+        message: 'joininstance',
+        args: { gameServerId: gs.gameServerId, instanceId },
+      }),
+    );
+    expect(await bobOnA.next('joinedinstance')).toMatchObject({
+      gameServerId: gs.gameServerId,
+      instanceId,
+      worldId,
+    });
+    await gs.next('tempusertoken', (r) => r.userId === bob.id);
+    // A answers from what B announced: Bob is in a world, and the instance is listed for a friend.
+    await expect
+      .poll(
+        async () =>
+          ((await postJson(a.url, 'getUser', { userid: bob.id })).result!.UserData as { isInWorld: boolean })
+            .isInWorld,
+      )
+      .toBe(true);
+    const listed = await postJson(a.url, 'instances', as(alice));
+    expect(
+      (listed.result!.SafeInstances as Array<{ InstanceId: string; ConnectedUsers: string[] }>)[0],
+    ).toMatchObject({
+      InstanceId: instanceId,
+    });
+
+    // Bob's last socket (on A) closes: B takes him out of the instance.
+    bobOnA.close();
+    await gs.next('kickeduser', (r) => r.userId === bob.id);
   });
 
   it('refuses --redis without --database', async () => {

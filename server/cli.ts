@@ -42,6 +42,8 @@ Options:
   --database URL             keep records in PostgreSQL (postgres://USER@HOST:PORT/DB; a password may come
                              from PGPASSWORD); the data folder then holds only uploaded files, and several
                              hosts on the same database may share it
+  --redis URL                with --database: share sockets' events, presence, sign-outs and limits with the
+                             other hosts on that database through Redis (redis://HOST:PORT/N)
   --host ADDR                address to bind (default: 127.0.0.1; 0.0.0.0 shares it on the LAN)
   --port N                   port (default: ${DEFAULT_PORT}; 0 picks a free one)
   --public-url URL           address LAN clients use, e.g. http://192.168.1.20:${DEFAULT_PORT}
@@ -90,6 +92,7 @@ async function serve(argv: string[]): Promise<number> {
     options: {
       'data-dir': { type: 'string' },
       database: { type: 'string' },
+      redis: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       'public-url': { type: 'string' },
@@ -140,6 +143,7 @@ async function serve(argv: string[]): Promise<number> {
     ...overrides,
     ...(values['data-dir'] !== undefined && { dataDir: resolve(values['data-dir']) }),
     ...(values.database !== undefined && { database: values.database }),
+    ...(values.redis !== undefined && { redis: values.redis }),
     ...(values.host !== undefined && { host: values.host }),
     ...(port !== undefined && { port }),
     ...(values['public-url'] !== undefined && { publicUrl: values['public-url'] }),
@@ -189,6 +193,7 @@ function hostInfo(server: HostServer): string {
       `or open ${server.url}/#setup=${server.setupSecret} on this machine\n`;
   }
   if (server.config.database !== null) out += `database: ${redactUrl(server.config.database)}\n`;
+  if (server.config.redis !== null) out += `redis: ${redactUrl(server.config.redis)}\n`;
   return `${out}data folder: ${server.config.dataDir}\n`;
 }
 

@@ -11,6 +11,17 @@ export interface HostConfig {
   dataDir: string;
   /** A PostgreSQL URL (postgres://USER@HOST:PORT/DB): records live there instead of the data folder. */
   database: string | null;
+  /**
+   * A Redis URL (redis://HOST:PORT/N) shared by every host on `database`: socket events reach users connected to
+   * another host, presence, sign-outs and limits hold across hosts. Needs `database`.
+   */
+  redis: string | null;
+  cluster: {
+    /** How often a host tells the others it is alive (and who is connected to it). */
+    heartbeatMs: number;
+    /** A host not heard from for this long is taken for dead: its users no longer count as online. */
+    presenceExpiryMs: number;
+  };
   /** Address to bind. 127.0.0.1 keeps the host private; 0.0.0.0 shares it on the LAN. */
   host: string;
   /** HTTP (and socket) port; 0 picks a free one. */
@@ -145,6 +156,8 @@ export function defaultConfig(): HostConfig {
   return {
     dataDir: defaultDataDir(),
     database: null,
+    redis: null,
+    cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000 },
     host: '127.0.0.1',
     port: DEFAULT_PORT,
     publicUrl: null,
@@ -199,8 +212,9 @@ export function defaultConfig(): HostConfig {
 }
 
 export type ConfigOverrides = Partial<
-  Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances'>
+  Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances' | 'cluster'>
 > & {
+  cluster?: Partial<HostConfig['cluster']>;
   instances?: Partial<HostConfig['instances']>;
   uploads?: Partial<HostConfig['uploads']>;
   passwordHash?: Partial<HostConfig['passwordHash']>;
@@ -225,6 +239,8 @@ const strings = z.array(z.string());
 const CONFIG_SHAPE = {
   dataDir: z.string(),
   database: z.string().nullable(),
+  redis: z.string().nullable(),
+  cluster: z.strictObject({ heartbeatMs: numberValue, presenceExpiryMs: numberValue }).partial(),
   host: z.string(),
   port: portValue,
   publicUrl: z.string().nullable(),
@@ -325,5 +341,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
     socket: { ...base.socket, ...overrides.socket },
     uploads: { ...base.uploads, ...overrides.uploads },
     instances: { ...base.instances, ...overrides.instances },
+    cluster: { ...base.cluster, ...overrides.cluster },
   };
 }

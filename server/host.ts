@@ -4,7 +4,9 @@ import { clientAddresses } from './socket/forwarded-address.js';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import pino, { type Logger } from 'pino';
-import { resolveConfig, type ConfigOverrides, type HostConfig } from './config.js';
+import { ConfigError, resolveConfig, type ConfigOverrides, type HostConfig } from './config.js';
+import { ClusterLink } from './cluster/link.js';
+import { randomBytes } from 'node:crypto';
 import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
 import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
@@ -29,7 +31,7 @@ import {
   GAME_SERVER_TOKENS,
   type GameServerTokens,
 } from './services/game-servers.js';
-import { createInstancesService, type InstancesService } from './services/instances.js';
+import { createInstancesService, type InstanceCluster, type InstancesService } from './services/instances.js';
 import { createAssetTokens } from './services/asset-tokens.js';
 import { createAssetAccess, type AssetAccess } from './services/asset-access.js';
 import { createAvatarSharing } from './services/avatar-sharing.js';
@@ -121,13 +123,23 @@ export async function openHost(
     options.logger ?? pino({ level: process.env.HYPERNEX_LOG_LEVEL ?? config.logLevel, base: undefined });
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
+  if (config.redis !== null && config.database === null) {
+    throw new ConfigError(
+      '--redis needs --database: hosts that share Redis must share one PostgreSQL database',
+    );
+  }
   const store = await openHostStore(config, log, clock, options);
   let invitesOpened: InvitesService | null = null;
+  let cluster: ClusterLink | null = null;
   try {
     const moderationLog = store.log<ModerationLogEntry, LogKey>(MODERATION_LOG);
     const users = new UsersRepo(store);
     const events = new HostEvents();
     const hub = new SocketHub();
+    if (config.redis !== null) {
+      cluster = await openCluster(config, store, log, events);
+      hub.join(cluster);
+    }
     const presence = hub;
     const passwords = createPasswordHasher(config.passwordHash);
     let port = config.port;
@@ -216,8 +228,12 @@ export async function openHost(
       world: uploads.world,
       invites,
       requestTimeoutMs: config.instances.requestTimeoutMs,
+      ...(cluster && { cluster: instanceCluster(cluster) }),
     });
     hub.inWorld = instances.isInWorld;
+    cluster?.onForwarded(({ op, userId, args }) =>
+      instances.runForwarded(op, userId, args, (id) => hub.isConnected(id)),
+    );
     assetAccess = createAssetAccess({ clock, assetTokens, presence: hub, instances });
     const moderation = createModerationService({
       ...deps,
@@ -259,6 +275,7 @@ export async function openHost(
           .catch((error: unknown) => log.error({ err: error }, 'popularity flush failed at close'));
         await invites.close();
         await uploads.close();
+        await cluster?.close();
         await store.close();
       },
       setPort: (value) => {
@@ -268,9 +285,71 @@ export async function openHost(
     };
   } catch (error) {
     await invitesOpened?.close();
+    await cluster?.close();
     await store.close();
     throw error;
   }
+}
+
+/** The instances service's view of the other hosts (server/services/instances.ts). */
+function instanceCluster(link: ClusterLink): InstanceCluster {
+  return {
+    holderOf: (gameServerId) => link.remoteGameServer(gameServerId)?.processId,
+    anyHolder: () => {
+      for (const gs of link.remoteGameServers()) return gs.processId;
+      return undefined;
+    },
+    forward: (processId, op, userId, args) => link.forward(processId, { op, userId, args }),
+    remoteInstances: () => link.remoteInstances(),
+    inRemoteInstance: (userId) => link.inRemoteInstance(userId),
+    changed: (instance) => link.announceInstance(instance),
+    ended: (instanceId) => link.announceInstanceEnded(instanceId),
+  };
+}
+
+/** Settings id of the record naming the community in Redis (made by the first host that opens the database). */
+const COMMUNITY = 'community';
+
+/**
+ * Joins the other hosts on this database through Redis: their users count as connected here, messages reach
+ * sockets held by any of them, and sign-outs and revoked game-server tokens act on every host.
+ */
+async function openCluster(
+  config: HostConfig,
+  store: HostStore,
+  log: Logger,
+  events: HostEvents,
+): Promise<ClusterLink> {
+  // The community's name in Redis comes from the database, so hosts of different communities sharing one Redis
+  // never hear each other, whatever URL each was given.
+  const community = await store.tx((t) => {
+    const repo = t.repo<{ id: string }>(SETTINGS);
+    return (repo.get(COMMUNITY) ?? repo.put(COMMUNITY, { id: randomBytes(9).toString('base64url') })).id;
+  });
+  const link = await ClusterLink.open({
+    url: config.redis!,
+    namespace: `hx:${community}`,
+    heartbeatMs: config.cluster.heartbeatMs,
+    presenceExpiryMs: config.cluster.presenceExpiryMs,
+    logger: log,
+    // Another host's sign-out is acted on once this host's copy has its commit (else the token would still pass).
+    beforeEvent: () => store.refresh(),
+  });
+  events.on('tokensRevoked', ({ userId, remote }) => {
+    if (!remote) link.broadcastEvent({ name: 'tokensRevoked', userId });
+  });
+  events.on('gameServerTokenRevoked', ({ tokenId, remote }) => {
+    if (!remote) link.broadcastEvent({ name: 'gameServerTokenRevoked', tokenId });
+  });
+  link.onEvent((event) => {
+    if (event.name === 'tokensRevoked') events.emit('tokensRevoked', { userId: event.userId, remote: true });
+    else events.emit('gameServerTokenRevoked', { tokenId: event.tokenId, remote: true });
+  });
+  log.info(
+    { redis: redactUrl(config.redis!), process: link.processId },
+    'joined the other hosts through Redis',
+  );
+  return link;
 }
 
 const STORE_SPEC = {

@@ -66,7 +66,7 @@ export interface GameServerNotifier {
 
 export interface HostEventMap {
   /** A user's tokens were revoked or refused from now on (logout of all, ban, warn, password change). */
-  tokensRevoked: [{ userId: string }];
+  tokensRevoked: [{ userId: string; /** announced by another host (server/cluster) */ remote?: boolean }];
   /** A user's Bio changed (status, text...). */
   bioUpdated: [{ userId: string }];
   /** The social graph between two users changed. */
@@ -74,7 +74,7 @@ export interface HostEventMap {
   /** One social action committed: `actorId` did `action` to `targetId` (server/socket/social-push.ts tells both). */
   socialAction: [{ action: string; actorId: string; targetId: string }];
   /** A game-server token was revoked: servers that used it must go. */
-  gameServerTokenRevoked: [{ tokenId: string }];
+  gameServerTokenRevoked: [{ tokenId: string; remote?: boolean }];
 }
 
 export class HostEvents extends EventEmitter<HostEventMap> {}

@@ -25,6 +25,29 @@ interface PendingRequest {
 
 type Args = Record<string, unknown>;
 
+/**
+ * The other host processes of a community (issue 15): an instance lives in the process its game server is
+ * connected to; the others read what it announces and forward their users' instance messages to it.
+ */
+export interface InstanceCluster {
+  /** The process holding game server `id`, when another one does. */
+  holderOf(gameServerId: string): string | undefined;
+  /** Another process holding at least one game server (asked when this one holds none). */
+  anyHolder(): string | undefined;
+  forward(
+    processId: string,
+    op: 'join' | 'leave' | 'requestNew' | 'sendInvite',
+    userId: string,
+    args: Args,
+  ): void;
+  /** Instances held by other processes, as last announced (read only). */
+  remoteInstances(): Iterable<InstanceMeta>;
+  inRemoteInstance(userId: string): boolean;
+  /** Tells the others an instance of this process as it is now, or that it ended. */
+  changed(instance: InstanceMeta): void;
+  ended(instanceId: string): void;
+}
+
 const str = (value: unknown): string | null =>
   typeof value === 'string' && value.length > 0 && value.length <= 300 ? value : null;
 
@@ -46,9 +69,11 @@ export function createInstancesService(
     onInstanceOpened?: (worldId: string) => void;
     /** Called when an invite hands `userId` an asset token for `worldId` (server/services/asset-access.ts). */
     onAssetTokenDelivered?: (userId: string, worldId: string, assetToken: string) => void;
+    /** Hosts sharing a database: the other processes' instances. */
+    cluster?: InstanceCluster;
   },
 ) {
-  const { users, ids, notifier, gameServers } = deps;
+  const { users, ids, notifier, gameServers, cluster } = deps;
   const pending = new Map<string, PendingRequest>();
   const instances = new Map<string, InstanceMeta>();
   const byGameServer = new Map<string, Set<string>>();
@@ -72,7 +97,31 @@ export function createInstancesService(
     return true;
   }
 
+  /** While a message another process forwarded runs: it runs here whatever this process knows (no bouncing). */
+  let runningForwarded = false;
+
+  /** Every live instance: this process's, then those other processes announced. */
+  function* everyInstance(): Generator<InstanceMeta> {
+    yield* instances.values();
+    if (cluster) for (const instance of cluster.remoteInstances()) yield instance;
+  }
+
+  /** Where a user's instance message about `gameServerId` runs: another process, when it holds that server. */
+  function forwarded(op: Parameters<InstanceCluster['forward']>[1], userId: string, args: Args): boolean {
+    if (!cluster || runningForwarded) return false;
+    const gameServerId = str(args.gameServerId);
+    let holder =
+      gameServerId && !gameServers.hasGameServer(gameServerId) ? cluster.holderOf(gameServerId) : undefined;
+    // A new instance on no server in particular: offered to this process's servers, or another's when it has none.
+    if (op === 'requestNew' && !gameServerId && gameServers.gameServerIds().length === 0)
+      holder = cluster.anyHolder();
+    if (holder === undefined) return false;
+    cluster.forward(holder, op, userId, args);
+    return true;
+  }
+
   function broadcastUpdate(instance: InstanceMeta): void {
+    cluster?.changed(instance);
     const result = { instanceMeta: instance };
     gameServers.sendToGameServer(instance.GameServerId, 'updatedinstance', result);
     for (const userId of instance.ConnectedUsers) notifier.send(userId, 'updatedinstance', result);
@@ -127,6 +176,7 @@ export function createInstancesService(
 
   function destroy(instance: InstanceMeta, notifyGameServer: boolean): void {
     instances.delete(instance.InstanceId);
+    cluster?.ended(instance.InstanceId);
     byGameServer.get(instance.GameServerId)?.delete(instance.InstanceId);
     for (const userId of [...instance.ConnectedUsers]) {
       removeMember(instance, userId);
@@ -159,9 +209,25 @@ export function createInstancesService(
     };
   }
 
-  return {
+  const service = {
+    /** Runs a user's instance message another process forwarded to this one (it holds the game server). */
+    runForwarded(
+      op: Parameters<InstanceCluster['forward']>[1],
+      userId: string,
+      args: Args,
+      targetConnected: (userId: string) => boolean,
+    ): void {
+      runningForwarded = true;
+      try {
+        if (op === 'sendInvite') service.sendInvite(userId, args, targetConnected);
+        else service[op](userId, args);
+      } finally {
+        runningForwarded = false;
+      }
+    },
+
     isInWorld(userId: string): boolean {
-      return membership.has(userId);
+      return membership.has(userId) || (cluster?.inRemoteInstance(userId) ?? false);
     },
 
     instance: (instanceId: string) => instances.get(instanceId),
@@ -171,6 +237,10 @@ export function createInstancesService(
       for (const instanceId of byGameServer.get(gameServerId) ?? []) {
         if (instances.get(instanceId)?.WorldId === worldId) return true;
       }
+      if (cluster && cluster.holderOf(gameServerId) !== undefined) {
+        for (const instance of cluster.remoteInstances())
+          if (instance.GameServerId === gameServerId && instance.WorldId === worldId) return true;
+      }
       return false;
     },
 
@@ -179,6 +249,10 @@ export function createInstancesService(
       for (const instanceId of membership.get(userId) ?? []) {
         if (instances.get(instanceId)?.WorldId === worldId) return true;
       }
+      if (cluster?.inRemoteInstance(userId)) {
+        for (const instance of cluster.remoteInstances())
+          if (instance.WorldId === worldId && instance.ConnectedUsers.includes(userId)) return true;
+      }
       return false;
     },
 
@@ -186,12 +260,18 @@ export function createInstancesService(
     shareInstance(userId: string, otherUserId: string): boolean {
       const mine = membership.get(userId);
       const theirs = membership.get(otherUserId);
-      if (!mine || !theirs) return false;
-      for (const instanceId of mine) if (theirs.has(instanceId)) return true;
+      if (mine && theirs) for (const instanceId of mine) if (theirs.has(instanceId)) return true;
+      if (cluster?.inRemoteInstance(userId) && cluster.inRemoteInstance(otherUserId)) {
+        for (const instance of cluster.remoteInstances()) {
+          if (instance.ConnectedUsers.includes(userId) && instance.ConnectedUsers.includes(otherUserId))
+            return true;
+        }
+      }
       return false;
     },
 
     requestNew(userId: string, args: Args): void {
+      if (forwarded('requestNew', userId, args)) return;
       const fail = (reason: InstanceRefusal) =>
         notifier.send(userId, 'failedtocreatetemporaryinstance', { reason });
       const worldId = str(args.worldId);
@@ -253,6 +333,7 @@ export function createInstancesService(
         Moderators: [request.userId],
       };
       instances.set(instance.InstanceId, instance);
+      cluster?.changed(instance);
       let set = byGameServer.get(gameServerId);
       if (!set) byGameServer.set(gameServerId, (set = new Set()));
       set.add(instance.InstanceId);
@@ -331,6 +412,7 @@ export function createInstancesService(
     },
 
     join(userId: string, args: Args): void {
+      if (forwarded('join', userId, args)) return;
       const gameServerId = str(args.gameServerId);
       const instanceId = str(args.instanceId);
       const fail = (reason: InstanceRefusal) =>
@@ -371,6 +453,7 @@ export function createInstancesService(
     },
 
     leave(userId: string, args: Args): void {
+      if (forwarded('leave', userId, args)) return;
       const gameServerId = str(args.gameServerId);
       const instanceId = str(args.instanceId);
       const instance = instanceId ? instances.get(instanceId) : undefined;
@@ -397,6 +480,7 @@ export function createInstancesService(
 
     /** sendinvite with the 1.4.1 rules; answering an invite request marks it answered. */
     sendInvite(senderId: string, args: Args, targetConnected: (userId: string) => boolean): void {
+      if (forwarded('sendInvite', senderId, args)) return;
       const targetUserId = str(args.targetUserId);
       const gameServerId = str(args.gameServerId);
       const instanceId = str(args.toInstanceId ?? args.instanceId);
@@ -419,7 +503,10 @@ export function createInstancesService(
         return fail(InstanceRefusal.OFFLINE);
       if (target.Bio.Status === Status.DoNotDisturb) return fail(InstanceRefusal.DO_NOT_DISTURB);
       if (!mayInvite(instance, target.Id, senderId)) return fail(InstanceRefusal.NOT_ALLOWED);
-      if (!instance.InvitedUsers.includes(target.Id)) instance.InvitedUsers.push(target.Id);
+      if (!instance.InvitedUsers.includes(target.Id)) {
+        instance.InvitedUsers.push(target.Id);
+        cluster?.changed(instance);
+      }
       const assetToken = typeof args.assetToken === 'string' ? args.assetToken.slice(0, 500) : '';
       notifier.send(target.Id, 'gotinvite', {
         fromUserId: senderId,
@@ -457,12 +544,12 @@ export function createInstancesService(
 
     /** POST instances: the instances this user may join. */
     safeInstancesFor(userId: string): SafeInstance[] {
-      return [...instances.values()].filter((i) => i.Readied && welcome(i, userId) === null).map(safe);
+      return [...everyInstance()].filter((i) => i.Readied && welcome(i, userId) === null).map(safe);
     },
 
     /** GET instances/:worldid: the world's Anyone instances. */
     publicInstancesOf(worldId: string): SafeInstance[] {
-      return [...instances.values()]
+      return [...everyInstance()]
         .filter((i) => i.Readied && i.WorldId === worldId && i.InstancePublicity === InstancePublicity.Anyone)
         .map(safe);
     },
@@ -471,6 +558,7 @@ export function createInstancesService(
       return instances.size;
     },
   };
+  return service;
 }
 
 export type InstancesService = ReturnType<typeof createInstancesService>;

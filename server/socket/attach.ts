@@ -223,7 +223,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     waiting.answers.push({ conn, text, targetUserId });
   }
 
-  function friendStatus(userId: string): void {
+  /** Tells the user's friends their status; `localOnly`: only those on this process (see hub.onRemoteOffline). */
+  function friendStatus(userId: string, localOnly = false): void {
     const user = users.get(userId);
     if (!user) return;
     const result = {
@@ -231,8 +232,14 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       Status: hub.isConnected(userId) ? user.Bio.Status : Status.Offline,
       StatusText: user.Bio.StatusText,
     };
-    hub.sendToMany(user.Friends, ServerMessage.friendStatus, result);
+    hub.sendToMany(user.Friends, ServerMessage.friendStatus, result, localOnly);
   }
+  // A user whose sockets were all on other processes went offline: they leave this process's instances, and when
+  // their process could not tell their friends (it died), this process tells its own.
+  hub.onRemoteOffline((userId, told) => {
+    instances.userGone(userId);
+    if (told) friendStatus(userId, true);
+  });
 
   function onConnection(ws: WebSocket, req: IncomingMessage, raw: Duplex): void {
     const now = Date.now();
@@ -265,7 +272,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       if (conn.userId !== null) {
         const last = hub.remove(conn.userId, conn.out);
         if (last) {
-          instances.userGone(conn.userId);
+          // Still connected to another process: still in their instances.
+          if (!hub.isConnected(conn.userId)) instances.userGone(conn.userId);
           friendStatus(conn.userId);
         }
       }

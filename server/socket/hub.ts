@@ -1,3 +1,4 @@
+import type { ClusterLink, LocalSockets } from '../cluster/link.js';
 import type { Notifier, Presence } from '../services/context.js';
 import { hashMatches, sha256 } from '../services/secrets.js';
 
@@ -23,7 +24,10 @@ export function normalAddress(address: string | undefined): string {
  * Which verified sockets each user holds. A user is connected while at least one is open (desktop window, game
  * client, browser), and every event for the user goes to all of them. Lookups are O(1) in the number of sockets.
  */
-export class SocketHub implements Presence, Notifier {
+export class SocketHub implements Presence, Notifier, LocalSockets {
+  /** Hosts sharing a database: users with sockets on other processes, reached through Redis. */
+  #link: ClusterLink | null = null;
+  readonly #remoteOffline: Array<(userId: string, told: boolean) => void> = [];
   readonly #byUser = new Map<string, Set<HubSocket>>();
   readonly #gameServers = new Map<string, GameServerEntry>();
   /** remote address -> user id -> verified sockets of that user from there */
@@ -32,7 +36,29 @@ export class SocketHub implements Presence, Notifier {
   /** Set by the instances service: whether a user is in a live instance. */
   inWorld: (userId: string) => boolean = () => false;
 
-  /** Returns true when this is the user's first open socket. `address` is where the socket comes from. */
+  /**
+   * Joins the other processes of the community: a user connected to any of them counts as connected here, and
+   * every message for a user also reaches their sockets there.
+   */
+  join(link: ClusterLink): void {
+    this.#link = link;
+    link.attach(this);
+    for (const [id, entry] of this.#gameServers) link.announceGameServer(id, entry.proof, entry.address);
+    link.onRemoteOffline((userId, told) => {
+      for (const listener of this.#remoteOffline) listener(userId, told);
+    });
+    for (const userId of this.#byUser.keys()) link.announceOnline(userId);
+  }
+
+  /**
+   * Calls `listener` with each user no other process holds a socket of any more (and this one holds none):
+   * `told` when their friends still need telling (the process left or died without saying so).
+   */
+  onRemoteOffline(listener: (userId: string, told: boolean) => void): void {
+    this.#remoteOffline.push(listener);
+  }
+
+  /** Returns true when this is the user's first open socket (on this process). `address` is where the socket comes from. */
   add(userId: string, socket: HubSocket, address = ''): boolean {
     if (address) {
       this.#addressOf.set(socket, address);
@@ -47,6 +73,7 @@ export class SocketHub implements Presence, Notifier {
       this.#byUser.set(userId, set);
     }
     set.add(socket);
+    if (first) this.#link?.announceOnline(userId);
     return first;
   }
 
@@ -65,6 +92,7 @@ export class SocketHub implements Presence, Notifier {
     }
     if (set.size === 0) {
       this.#byUser.delete(userId);
+      this.#link?.announceOffline(userId);
       return true;
     }
     return false;
@@ -74,7 +102,12 @@ export class SocketHub implements Presence, Notifier {
     return this.#byUser.get(userId) ?? new Set();
   }
 
+  /** Whether the user has a socket on this process or on another live one. */
   isConnected(userId: string): boolean {
+    return this.#byUser.has(userId) || (this.#link?.heldElsewhere(userId) ?? false);
+  }
+
+  holdsLocally(userId: string): boolean {
     return this.#byUser.has(userId);
   }
 
@@ -82,7 +115,7 @@ export class SocketHub implements Presence, Notifier {
     return this.inWorld(userId);
   }
 
-  /** The ids of users with at least one verified socket. */
+  /** The ids of users with at least one verified socket on this process. */
   connectedUserIds(): IterableIterator<string> {
     return this.#byUser.keys();
   }
@@ -92,56 +125,89 @@ export class SocketHub implements Presence, Notifier {
     return this.#usersAt.get(address)?.keys() ?? [];
   }
 
-  /** The game servers connected from `address`. */
+  /** The game servers connected from `address` (to any process). */
   gameServersAt(address: string): string[] {
     const out: string[] = [];
     for (const [id, entry] of this.#gameServers) if (entry.address === address) out.push(id);
+    if (this.#link)
+      for (const gs of this.#link.remoteGameServers()) if (gs.address === address) out.push(gs.id);
     return out;
   }
 
   /** `proofToken` is what the server was told in `sendauth`; only its hash is kept. */
   addGameServer(gameServerId: string, socket: HubSocket, proofToken: string, address = ''): void {
-    this.#gameServers.set(gameServerId, { socket, proof: sha256(proofToken).toString('hex'), address });
+    const proof = sha256(proofToken).toString('hex');
+    this.#gameServers.set(gameServerId, { socket, proof, address });
+    this.#link?.announceGameServer(gameServerId, proof, address);
   }
 
-  /** True when `gameServerId` is connected and `token` is the one it was handed in `sendauth` (constant time). */
+  /**
+   * True when `gameServerId` is connected (to any process) and `token` is the one it was handed in `sendauth`
+   * (constant time).
+   */
   gameServerProves(gameServerId: string, token: string): boolean {
-    const entry = this.#gameServers.get(gameServerId);
-    return entry !== undefined && token.length > 0 && hashMatches(entry.proof, sha256(token));
+    const proof =
+      this.#gameServers.get(gameServerId)?.proof ?? this.#link?.remoteGameServer(gameServerId)?.proof;
+    return proof !== undefined && token.length > 0 && hashMatches(proof, sha256(token));
   }
 
   removeGameServer(gameServerId: string): void {
-    this.#gameServers.delete(gameServerId);
+    if (this.#gameServers.delete(gameServerId)) this.#link?.announceGameServerGone(gameServerId);
   }
 
   hasGameServer(gameServerId: string): boolean {
     return this.#gameServers.has(gameServerId);
   }
 
+  /** The game servers connected to this process (those an instance request here is offered to). */
   gameServerIds(): string[] {
     return [...this.#gameServers.keys()];
+  }
+
+  /** Every game server of the community: this process's and the other processes'. */
+  allGameServerIds(): string[] {
+    const ids = this.gameServerIds();
+    if (this.#link) for (const gs of this.#link.remoteGameServers()) ids.push(gs.id);
+    return ids;
   }
 
   sendToGameServer(gameServerId: string, message: string, result: Record<string, unknown>): void {
     this.#gameServers.get(gameServerId)?.socket.send(JSON.stringify({ message, result }));
   }
 
-  /** Sends one message to many users, serialising it once. */
-  sendToMany(userIds: Iterable<string>, message: string, result: Record<string, unknown>): void {
+  /**
+   * Sends one message to many users, serialising it once; `localOnly` leaves out sockets on other processes (a
+   * message each process sends for itself).
+   */
+  sendToMany(
+    userIds: Iterable<string>,
+    message: string,
+    result: Record<string, unknown>,
+    localOnly = false,
+  ): void {
     let text: string | null = null;
-    for (const userId of userIds) {
+    const link = localOnly ? null : this.#link;
+    const list = link ? [...userIds] : userIds;
+    for (const userId of list) {
       const set = this.#byUser.get(userId);
       if (!set) continue;
       text ??= JSON.stringify({ message, result });
       for (const socket of set) socket.send(text);
     }
+    if (link) link.deliver(list, text ?? JSON.stringify({ message, result }));
   }
 
   send(userId: string, message: string, result: Record<string, unknown>): void {
-    if (this.#byUser.has(userId)) this.sendJson(userId, JSON.stringify({ message, result }));
+    if (this.isConnected(userId)) this.sendJson(userId, JSON.stringify({ message, result }));
   }
 
+  /** Sends to every socket of the user, on this process and (through the link) on the others. */
   sendJson(userId: string, json: string): void {
+    this.deliverLocal(userId, json);
+    if (this.#link?.heldElsewhere(userId)) this.#link.deliver([userId], json);
+  }
+
+  deliverLocal(userId: string, json: string): void {
     const set = this.#byUser.get(userId);
     if (!set) return;
     for (const socket of set) socket.send(json);

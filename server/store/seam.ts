@@ -25,6 +25,11 @@ export interface DataStore {
  */
 export interface HostStore extends DataStore {
   checkpoint(): Promise<void>;
+  /**
+   * Brings this process's copy up to every commit made so far by any process (PostgreSQL: before acting on what
+   * another host announced; the embedded store has one process and nothing to catch up with).
+   */
+  refresh(): Promise<void>;
 }
 
 /** Durable records of one collection, read-only. */

@@ -645,6 +645,11 @@ export class Store implements DataStore {
    * then deletes the log segments that held them. One at a time; a failed checkpoint keeps its versions and
    * segments for the next one.
    */
+  /** One process owns the folder: there is nothing to catch up with. */
+  refresh(): Promise<void> {
+    return Promise.resolve();
+  }
+
   checkpoint(): Promise<void> {
     const running = this.#checkpointing;
     if (running) return running.then(() => (this.#durable.size > 0 ? this.checkpoint() : undefined));

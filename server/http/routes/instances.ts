@@ -37,7 +37,7 @@ export function instanceRoutes(
     // Region is not known on a LAN host; the shape is kept for clients that read it.
     const region = { ContinentCode: '', City: '', State: '', Country: '', Latitude: 0, Longitude: 0 };
     reply(ctx, 'Got game servers', {
-      GameServers: hub.gameServerIds().map((GameServerId) => ({ GameServerId, Region: region })),
+      GameServers: hub.allGameServerIds().map((GameServerId) => ({ GameServerId, Region: region })),
     });
   });
 

@@ -1,0 +1,383 @@
+import { randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { postJson, runCli, spawnServe, stop, type Served } from './cli-helpers.js';
+import { PASSWORD, tempDir } from './helpers.js';
+import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
+import { TestGameServer } from '../../server/tools/test-game-server.js';
+import { TestSocket } from './socket-client.js';
+import { md5 } from './upload-helpers.js';
+
+/**
+ * Two host processes (`serve --database --redis`) serving one community: real processes, one PostgreSQL schema,
+ * one Redis, one data folder, real sockets on each (issue 15).
+ */
+
+export const TEST_REDIS_URL = process.env.HYPERNEX_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+
+beforeAll(async () => {
+  const probe = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    throw new Error(
+      `Redis is not reachable at ${TEST_REDIS_URL} (${(error as Error).message}). These tests need it: ` +
+        "install and start Debian's redis-server on loopback, as .ci/run does (apt-get install -y redis-server; " +
+        'redis-server --bind 127.0.0.1 --daemonize yes), or set HYPERNEX_TEST_REDIS_URL.',
+    );
+  } finally {
+    probe.disconnect();
+  }
+});
+
+const GS_TOKEN = 'cluster-game-server-secret';
+const served: Served[] = [];
+const gameServers: TestGameServer[] = [];
+const sockets: TestSocket[] = [];
+let dir = '';
+let database = '';
+let configFile = '';
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.close();
+  for (const gs of gameServers.splice(0)) gs.close();
+  for (const host of served.splice(0)) await stop(host, 'SIGKILL');
+  if (dir) await rm(dir, { recursive: true, force: true });
+  await dropSchemas();
+});
+afterAll(() => dropSchemas());
+
+interface Account {
+  id: string;
+  token: string;
+  username: string;
+}
+
+async function community(): Promise<void> {
+  dir = await tempDir('hnx-cluster-');
+  database = await freshDatabaseUrl();
+  configFile = join(dir, '..', `${randomBytes(6).toString('hex')}-cluster.json`);
+  // Cheap password hashing; a heartbeat and expiry short enough for the expiry test.
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      passwordHash: { memoryCost: 1024, timeCost: 1, concurrency: 2 },
+      cluster: { heartbeatMs: 200, presenceExpiryMs: 1500 },
+      socket: { inviteRequestCooldownSeconds: 0 },
+      gameServerTokens: [GS_TOKEN],
+    }),
+  );
+}
+
+async function host(): Promise<Served> {
+  const one = await spawnServe([
+    '--data-dir',
+    dir,
+    '--database',
+    database,
+    '--redis',
+    TEST_REDIS_URL,
+    '--config',
+    configFile,
+  ]);
+  served.push(one);
+  return one;
+}
+
+async function signUp(on: Served, username: string): Promise<Account> {
+  const answer = await postJson(on.url, 'createUser', {
+    username,
+    password: PASSWORD,
+    email: `${username}@example.com`,
+  });
+  expect(answer.success, answer.message).toBe(true);
+  const data = answer.result!.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
+  return { id: data.Id, token: data.AccountTokens[0]!.content, username };
+}
+
+async function socketOf(on: Served, account: Account): Promise<TestSocket> {
+  const socket = await TestSocket.verified(on.url, account.id, account.token);
+  sockets.push(socket);
+  return socket;
+}
+
+const as = (account: Account, fields: Record<string, unknown> = {}) => ({
+  userid: account.id,
+  tokenContent: account.token,
+  ...fields,
+});
+
+/** Waits until `on` knows the user (its copy of the database caught up). */
+async function known(on: Served, account: Account): Promise<void> {
+  await expect
+    .poll(async () => (await postJson(on.url, 'getUser', { userid: account.id })).success)
+    .toBe(true);
+}
+
+async function friends(a: Served, b: Served, one: Account, other: Account): Promise<void> {
+  expect((await postJson(a.url, 'sendFriendRequest', as(one, { targetUserId: other.id }))).success).toBe(
+    true,
+  );
+  // Accepted through the other host, once it has the request.
+  await expect
+    .poll(
+      async () => (await postJson(b.url, 'acceptFriendRequest', as(other, { targetUserId: one.id }))).success,
+    )
+    .toBe(true);
+}
+
+const statusOn = async (on: Served, account: Account): Promise<number> =>
+  (
+    (await postJson(on.url, 'getUser', { userid: account.id })).result!.UserData as {
+      Bio: { Status: number };
+    }
+  ).Bio.Status;
+
+describe('two host processes on one database and Redis', () => {
+  it('a token from one is valid on the other; friend requests and invite requests reach sockets on the other', async () => {
+    await community();
+    const [a, b] = [await host(), await host()];
+    const alice = await signUp(a, 'alice');
+    const bob = await signUp(b, 'bob');
+    await known(a, bob);
+    await known(b, alice);
+    // A token issued by A, on B.
+    expect((await postJson(b.url, 'isValidToken', as(alice))).result).toEqual({ isValidToken: true });
+
+    const aliceOnA = await socketOf(a, alice);
+    const bobOnB = await socketOf(b, bob);
+    expect((await postJson(a.url, 'sendFriendRequest', as(alice, { targetUserId: bob.id }))).success).toBe(
+      true,
+    );
+    expect(await bobOnB.next('friendrequest')).toMatchObject({ fromUserId: alice.id, targetUserId: bob.id });
+    await expect
+      .poll(
+        async () =>
+          (await postJson(b.url, 'acceptFriendRequest', as(bob, { targetUserId: alice.id }))).success,
+      )
+      .toBe(true);
+    expect(await aliceOnA.next('friendaccepted')).toMatchObject({
+      fromUserId: bob.id,
+      targetUserId: alice.id,
+    });
+
+    // Bob is online on A too (his socket is on B), so A takes the request and delivers it on B.
+    await expect.poll(() => statusOn(a, bob)).not.toBe(0);
+    aliceOnA.sendJson(
+      as(alice, { userId: alice.id, message: 'requestinvite', args: { targetUserId: bob.id } }),
+    );
+    const sent = await aliceOnA.next('sentinviterequest');
+    const got = await bobOnB.next('gotinviterequest');
+    expect(got).toMatchObject({ fromUserId: alice.id, requestId: sent.requestId, fromUsername: 'alice' });
+  });
+
+  it('an upload through one host downloads byte-identical from the other', async () => {
+    await community();
+    const [a, b] = [await host(), await host()];
+    const carol = await signUp(a, 'carol');
+    const data = randomBytes(3 * 1024 * 1024 + 17);
+    const form = new FormData();
+    form.set('userid', carol.id);
+    form.set('tokenContent', carol.token);
+    form.set('file', new Blob([data]), 'big.png');
+    const res = await fetch(`${a.url}/api/v1/upload`, { method: 'POST', body: form });
+    const answer = (await res.json()) as {
+      success: boolean;
+      message: string;
+      result: { UploadData: { FileId: string } };
+    };
+    expect(answer.success, answer.message).toBe(true);
+    const fileId = answer.result.UploadData.FileId;
+    // Served by B once its copy of the database has the upload's record.
+    const download = async () =>
+      Buffer.from(await (await fetch(`${b.url}/api/v1/file/${carol.id}/${fileId}`)).arrayBuffer());
+    await expect.poll(async () => (await download()).length).toBe(data.length);
+    expect(md5(await download())).toBe(md5(data));
+  });
+
+  it('a ban through B closes the user’s socket on A with 4001 at once', async () => {
+    await community();
+    const created = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--database',
+      database,
+      '--username',
+      'owner',
+      '--password',
+      PASSWORD,
+      '--email',
+      'owner@example.com',
+      '--rank',
+      '6',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const [a, b] = [await host(), await host()];
+    const login = await postJson(b.url, 'login', { username: 'owner', password: PASSWORD });
+    const ownerToken = (login.result!.token as { content: string }).content;
+    const ownerId = (
+      (await postJson(b.url, 'getUser', { username: 'owner', tokenContent: ownerToken })).result!
+        .UserData as {
+        Id: string;
+      }
+    ).Id;
+    const dave = await signUp(a, 'dave');
+    await known(b, dave);
+    const daveOnA = await socketOf(a, dave);
+    const done = await postJson(b.url, 'moderation', {
+      userid: ownerId,
+      tokenContent: ownerToken,
+      action: 'banuser',
+      targetUserId: dave.id,
+      banReason: 'Spam',
+      banDescription: 'Links everywhere',
+      timeEnd: Math.floor(Date.now() / 1000) + 3600,
+    });
+    expect(done.success, done.message).toBe(true);
+    expect(await daveOnA.waitClosed(5000)).toEqual({ code: 4001, reason: 'banned' });
+    expect((await postJson(a.url, 'isValidToken', as(dave))).result).toEqual({ isValidToken: false });
+  });
+
+  it('B keeps serving when A is killed, and A’s users stop counting as online after the expiry', async () => {
+    await community();
+    const [a, b] = [await host(), await host()];
+    const erin = await signUp(a, 'erin');
+    const frank = await signUp(b, 'frank');
+    await known(a, frank);
+    await friends(a, b, erin, frank);
+    const frankOnB = await socketOf(b, frank);
+    await socketOf(a, erin);
+    await expect.poll(() => statusOn(b, erin)).not.toBe(0);
+
+    await stop(a, 'SIGKILL');
+    // B still serves: sign-in, reads, writes.
+    const again = await postJson(b.url, 'login', { username: 'erin', password: PASSWORD });
+    expect(again.success).toBe(true);
+    expect(
+      (await postJson(b.url, 'updateBio', as(frank, { bio: { StatusText: 'still here' } }))).success,
+    ).toBe(true);
+    // Erin's socket died with A: after the expiry she is offline on B, and her friend on B is told.
+    let status: Record<string, unknown>;
+    do status = await frankOnB.next('friendstatus', 5000);
+    while (status.Status !== 0);
+    expect(status).toMatchObject({ userId: erin.id, Status: 0 });
+    expect(await statusOn(b, erin)).toBe(0);
+    frankOnB.sendJson(
+      as(frank, { userId: frank.id, message: 'requestinvite', args: { targetUserId: erin.id } }),
+    );
+    expect(await frankOnB.next('failedtorequestinvite')).toMatchObject({
+      targetUserId: erin.id,
+      reason: 'OFFLINE',
+    });
+  });
+
+  it('a game server on B serves users of A: new instance, join, lists and presence everywhere', async () => {
+    await community();
+    const [a, b] = [await host(), await host()];
+    const alice = await signUp(a, 'alice');
+    const bob = await signUp(a, 'bob');
+    await known(b, alice);
+    await known(b, bob);
+    await friends(a, b, alice, bob);
+    const world = await postJson(a.url, 'upload', {
+      ...as(alice),
+      file: { name: 'plaza.hnw', data: Buffer.from('world').toString('base64') },
+      worldMeta: {
+        Publicity: 1,
+        Name: 'Plaza',
+        Description: '',
+        Tags: [],
+        ThumbnailURL: '',
+        IconURLs: [],
+        ServerScripts: [],
+        BuildPlatform: 0,
+      },
+    });
+    expect(world.success, world.message).toBe(true);
+    const worldId = world.result!.WorldId as string;
+    const gs = await TestGameServer.connect({ url: b.url, serverToken: GS_TOKEN });
+    gameServers.push(gs);
+    // A lists B's game server once B announced it.
+    await expect
+      .poll(async () =>
+        (
+          (await fetch(`${a.url}/api/v1/gameServers`).then((r) => r.json())) as {
+            result: { GameServers: Array<{ GameServerId: string }> };
+          }
+        ).result.GameServers.map((g) => g.GameServerId),
+      )
+      .toEqual([gs.gameServerId]);
+    // B has the world once its copy of the database caught up.
+    const worldOnB = async () =>
+      ((await (await fetch(`${b.url}/api/v1/meta/world/${worldId}`)).json()) as { success: boolean }).success;
+    await expect.poll(worldOnB).toBe(true);
+
+    const aliceOnA = await socketOf(a, alice);
+    const bobOnA = await socketOf(a, bob);
+    aliceOnA.sendJson(
+      as(alice, {
+        userId: alice.id,
+        message: 'requestnewinstance',
+        args: { worldId, instancePublicity: 2, instanceProtocol: 0 },
+      }),
+    );
+    await aliceOnA.next('createdtemporaryinstance');
+    const opened = await aliceOnA.next('instanceopened');
+    expect(opened).toMatchObject({ gameServerId: gs.gameServerId, worldId, Moderators: [alice.id] });
+    const instanceId = opened.instanceId as string;
+    await gs.next('updatedinstance', (r) => (r.instanceMeta as { Readied: boolean }).Readied);
+
+    bobOnA.sendJson(
+      as(bob, {
+        userId: bob.id,
+        message: 'joininstance',
+        args: { gameServerId: gs.gameServerId, instanceId },
+      }),
+    );
+    expect(await bobOnA.next('joinedinstance')).toMatchObject({
+      gameServerId: gs.gameServerId,
+      instanceId,
+      worldId,
+    });
+    await gs.next('tempusertoken', (r) => r.userId === bob.id);
+    // A answers from what B announced: Bob is in a world, and the instance is listed for a friend.
+    await expect
+      .poll(
+        async () =>
+          ((await postJson(a.url, 'getUser', { userid: bob.id })).result!.UserData as { isInWorld: boolean })
+            .isInWorld,
+      )
+      .toBe(true);
+    const listed = await postJson(a.url, 'instances', as(alice));
+    expect(
+      (listed.result!.SafeInstances as Array<{ InstanceId: string; ConnectedUsers: string[] }>)[0],
+    ).toMatchObject({
+      InstanceId: instanceId,
+    });
+
+    // Bob's last socket (on A) closes: B takes him out of the instance.
+    bobOnA.close();
+    await gs.next('kickeduser', (r) => r.userId === bob.id);
+  });
+
+  it('refuses --redis without --database', async () => {
+    const folder = await tempDir('hnx-cluster-nodb-');
+    try {
+      await expect(spawnServe(['--data-dir', folder, '--redis', TEST_REDIS_URL])).rejects.toThrow(
+        /--redis needs --database/,
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { ConfigError, resolveConfig, type ConfigOverrides, type HostConfig } from './config.js';
-import { ClusterLink } from './cluster/link.js';
+import type { ClusterLink } from './cluster/link.js';
 import { randomBytes } from 'node:crypto';
 import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
@@ -20,7 +20,7 @@ import {
   openInvitesService,
   type InvitesService,
 } from './services/invites.js';
-import { memoryCooldowns, type Cooldowns } from './services/limits.js';
+import type { Cooldowns } from './services/limits.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
 import { SocketHub } from './socket/hub.js';
@@ -163,7 +163,14 @@ export async function openHost(
       for (const url of cachedLanUrls()) hosts.push(new URL(url).host);
       return hosts;
     };
-    const limits = memoryLimits(clock);
+    // Hosts sharing a database share their limits through Redis, so another host behind the proxy is no way round.
+    const limits = cluster
+      ? (await import('./cluster/redis-limits.js')).redisLimits(
+          cluster.redis,
+          `${cluster.keyPrefix}limits:`,
+          clock,
+        )
+      : memoryLimits(clock);
     const deps = { config, store, users, clock, ids, presence, events, passwords, limits };
     const inviteCodes = createInviteCodes(deps);
     const requireInviteCode = (): boolean => inviteCodes.required();
@@ -179,7 +186,7 @@ export async function openHost(
     invitesOpened = await openInvitesService({
       ...deps,
       notifier: hub,
-      cooldowns: options.cooldowns ?? memoryCooldowns(clock),
+      cooldowns: options.cooldowns ?? limits.cooldowns,
       onBackgroundError: (error, file) =>
         log.error({ err: error, file }, 'compacting the invite history failed; the next request tries again'),
     });
@@ -326,6 +333,8 @@ async function openCluster(
     const repo = t.repo<{ id: string }>(SETTINGS);
     return (repo.get(COMMUNITY) ?? repo.put(COMMUNITY, { id: randomBytes(9).toString('base64url') })).id;
   });
+  // Loaded only here: a host on its own never loads the Redis client.
+  const { ClusterLink } = await import('./cluster/link.js');
   const link = await ClusterLink.open({
     url: config.redis!,
     namespace: `hx:${community}`,

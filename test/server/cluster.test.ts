@@ -51,6 +51,7 @@ afterEach(async () => {
   for (const gs of gameServers.splice(0)) gs.close();
   for (const host of served.splice(0)) await stop(host, 'SIGKILL');
   if (dir) await rm(dir, { recursive: true, force: true });
+  if (configFile) await rm(configFile, { force: true });
   await dropSchemas();
 });
 afterAll(() => dropSchemas());
@@ -61,7 +62,7 @@ interface Account {
   username: string;
 }
 
-async function community(): Promise<void> {
+async function community(extra: { limits?: object; socket?: object } = {}): Promise<void> {
   dir = await tempDir('hnx-cluster-');
   database = await freshDatabaseUrl();
   configFile = join(dir, '..', `${randomBytes(6).toString('hex')}-cluster.json`);
@@ -71,8 +72,9 @@ async function community(): Promise<void> {
     JSON.stringify({
       passwordHash: { memoryCost: 1024, timeCost: 1, concurrency: 2 },
       cluster: { heartbeatMs: 200, presenceExpiryMs: 1500 },
-      socket: { inviteRequestCooldownSeconds: 0 },
+      socket: { inviteRequestCooldownSeconds: 0, ...extra.socket },
       gameServerTokens: [GS_TOKEN],
+      ...(extra.limits && { limits: extra.limits }),
     }),
   );
 }
@@ -368,6 +370,42 @@ describe('two host processes on one database and Redis', () => {
     // Bob's last socket (on A) closes: B takes him out of the instance.
     bobOnA.close();
     await gs.next('kickeduser', (r) => r.userId === bob.id);
+  });
+
+  it('counts wrong passwords and invite-request cooldowns across hosts', async () => {
+    await community({
+      limits: { loginFailures: 3, loginFailureWindowSeconds: 60 },
+      socket: { inviteRequestCooldownSeconds: 60 },
+    });
+    const [a, b] = [await host(), await host()];
+    const gina = await signUp(a, 'gina');
+    const hal = await signUp(b, 'hal');
+    await known(a, hal);
+    await known(b, gina);
+    for (const on of [a, b, a]) {
+      const wrong = await postJson(on.url, 'login', { username: 'gina', password: 'Wrong0ne!' });
+      expect(wrong.result?.error).toMatchObject({ code: 'INCORRECT_CREDENTIALS' });
+    }
+    const limited = await postJson(b.url, 'login', { username: 'gina', password: PASSWORD });
+    expect(limited.success).toBe(false);
+    expect(limited.result?.error).toMatchObject({ code: 'RATE_LIMITED' });
+
+    await friends(a, b, gina, hal);
+    const ginaOnA = await socketOf(a, gina);
+    const ginaOnB = await socketOf(b, gina);
+    await socketOf(b, hal);
+    await expect.poll(() => statusOn(a, hal)).not.toBe(0);
+    const ask = (socket: TestSocket) =>
+      socket.sendJson(
+        as(gina, { userId: gina.id, message: 'requestinvite', args: { targetUserId: hal.id } }),
+      );
+    ask(ginaOnA);
+    await ginaOnA.next('sentinviterequest');
+    ask(ginaOnB);
+    expect(await ginaOnB.next('failedtorequestinvite')).toMatchObject({
+      targetUserId: hal.id,
+      reason: 'RATE_LIMITED',
+    });
   });
 
   it('refuses --redis without --database', async () => {

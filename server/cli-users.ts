@@ -13,6 +13,8 @@ Moderation screen (users ranked below them).
 Options:
   --data-dir DIR      data folder (default: ${defaultDataDir()})
   --database URL      the PostgreSQL database of hosts started with --database
+  --redis URL         with --database: the Redis those hosts share, so the account's open sockets on every
+                      running host close at once (without it they stay open until they reconnect)
   --username NAME     the account's username (or --user-id ID)
   --user-id ID        the account's id
   --password PASS     the new password: 8+ characters with upper and lower case, a digit and a symbol
@@ -28,6 +30,7 @@ export async function userResetPassword(argv: string[]): Promise<number> {
     options: {
       'data-dir': { type: 'string' },
       database: { type: 'string' },
+      redis: { type: 'string' },
       username: { type: 'string' },
       'user-id': { type: 'string' },
       password: { type: 'string' },
@@ -44,7 +47,11 @@ export async function userResetPassword(argv: string[]): Promise<number> {
     throw new UserUsageError('give one of --username or --user-id');
   }
   const host = await openHost(
-    { dataDir: resolve(values['data-dir'] ?? defaultDataDir()), database: values.database ?? null },
+    {
+      dataDir: resolve(values['data-dir'] ?? defaultDataDir()),
+      database: values.database ?? null,
+      redis: values.redis ?? null,
+    },
     { logger: pino({ level: 'silent' }) },
   );
   try {

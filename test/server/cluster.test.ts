@@ -205,7 +205,7 @@ describe('two host processes on one database and Redis', () => {
     expect(md5(await download())).toBe(md5(data));
   });
 
-  it('a ban through B closes the user’s socket on A with 4001 at once', async () => {
+  it('a ban through B closes the user’s socket on A with 4001 at once, and so does a password reset from the CLI', async () => {
     await community();
     const created = await runCli([
       'user',
@@ -248,6 +248,27 @@ describe('two host processes on one database and Redis', () => {
     expect(done.success, done.message).toBe(true);
     expect(await daveOnA.waitClosed(5000)).toEqual({ code: 4001, reason: 'banned' });
     expect((await postJson(a.url, 'isValidToken', as(dave))).result).toEqual({ isValidToken: false });
+
+    // The owner's CLI at the host machine resets a password: the sockets on every running host close.
+    const eve = await signUp(a, 'eve');
+    await known(b, eve);
+    const eveOnB = await socketOf(b, eve);
+    const reset = await runCli([
+      'user',
+      'reset-password',
+      '--data-dir',
+      dir,
+      '--database',
+      database,
+      '--redis',
+      TEST_REDIS_URL,
+      '--username',
+      'eve',
+      '--password',
+      'N3w-passw0rd!',
+    ]);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(await eveOnB.waitClosed(5000)).toEqual({ code: 4001, reason: 'token expired or revoked' });
   });
 
   it('B keeps serving when A is killed, and A’s users stop counting as online after the expiry', async () => {

@@ -102,6 +102,21 @@ describe('HTTP envelope and transport', () => {
     expectOk(await host.get('gameEngine'));
   });
 
+  it('advertises the socket at the public URL’s port and scheme (a host behind a proxy)', async () => {
+    for (const [publicUrl, expected] of [
+      ['https://hypernex.example', { IsWSS: true, Port: 443 }],
+      ['http://hypernex.lan', { IsWSS: false, Port: 80 }],
+      ['http://192.168.1.20:5180', { IsWSS: false, Port: 5180 }],
+    ] as const) {
+      const proxied = await startHost({ publicUrl });
+      try {
+        expect(expectOk(await proxied.get('getSocketInfo'))).toEqual(expected);
+      } finally {
+        await proxied.close();
+      }
+    }
+  });
+
   it('answers the informational GETs real clients call at start', async () => {
     expect(expectOk(await host.get('getSocketInfo'), 'Got Information')).toEqual({
       IsWSS: false,

@@ -1058,12 +1058,14 @@ export function createUploadsService(
   async function initChunkFolder(chunkId: string): Promise<void> {
     const dir = join(chunksDir, chunkId);
     const legacy = await readJsonFile<unknown>(join(dir, 'meta.json')).catch(() => undefined);
+    const legacyFiles = async () => {
+      for (const name of ['meta.json', 'meta.json.tmp']) await unlink(join(dir, name)).catch(() => undefined);
+    };
+    // undefined: a meta.json that cannot be read; null: none.
     if (legacy !== null) {
+      if (chunkSets.has(chunkId)) return legacyFiles();
       const set = legacy === undefined ? null : importedSet(chunkId, legacy);
-      if (!set || chunkSetExpired(set)) {
-        if (!chunkSets.has(chunkId)) await dropChunkFiles(chunkId);
-        return;
-      }
+      if (!set || chunkSetExpired(set)) return dropChunkFiles(chunkId);
       await store.tx((t) => {
         const sets = t.repo<ChunkSet>(CHUNK_SETS);
         if (sets.has(chunkId)) return;
@@ -1072,9 +1074,8 @@ export function createUploadsService(
         const owner = owners.get(set.userId);
         owners.put(set.userId, { userId: set.userId, sets: [...(owner?.sets ?? []), chunkId] });
       });
-      // Imported: the record is what counts from now on. One left behind is imported (as a no-op) next time.
-      for (const name of ['meta.json', 'meta.json.tmp']) await unlink(join(dir, name)).catch(() => undefined);
-      return;
+      // Imported: the record is what counts from now on (one left behind is removed next time).
+      return legacyFiles();
     }
     if (chunkSets.has(chunkId)) return;
     if (shared) {
@@ -1298,7 +1299,6 @@ export function createUploadsService(
               updatedAt: now,
               parts: {},
             };
-            owners.put(user.Id, { userId: user.Id, sets: [...(owners.get(user.Id)?.sets ?? []), chunkId] });
           } else {
             const found = sets.get(chunkId);
             if (!found || found.userId !== user.Id) throw unknownChunkSet('unknown or expired');
@@ -1352,6 +1352,9 @@ export function createUploadsService(
           if (input.worldMeta !== undefined && input.worldMeta !== '') next.worldMeta = input.worldMeta;
           if (Object.keys(parts).length === amount) next.assembling = true;
           sets.put(chunkId, next);
+          if (fresh) {
+            owners.put(user.Id, { userId: user.Id, sets: [...(owners.get(user.Id)?.sets ?? []), chunkId] });
+          }
           return { kind: 'stored', set: next, replaced: previous?.file ?? null };
         });
       } catch (error) {

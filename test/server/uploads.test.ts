@@ -781,6 +781,20 @@ describe('uploads', () => {
       ]);
     });
 
+    it('takes a chunk sent again in place of the one held, keeping one part for it', async () => {
+      const chunkId = expectOk(await part('', 0, 'old')).chunkId as string;
+      expectOk(await part(chunkId, 0, 'AAA'));
+      expect(await readdir(join(host.dir, 'chunks', chunkId))).toHaveLength(1);
+      expect(
+        expectOk(
+          await host.post('uploadPartStatus', { userid: alice.id, tokenContent: alice.token, chunkId }),
+        ),
+      ).toMatchObject({ received: [0], receivedBytes: 3 });
+      expectOk(await part(chunkId, 1, 'BBB'));
+      const last = expectOk(await part(chunkId, 2, 'CCC'), 'Uploaded Avatar!');
+      expect(last.UploadData).toMatchObject({ Hash: md5('AAABBBCCC'), Size: 9 });
+    });
+
     it('imports a chunk set of the earlier layout (chunks/<id>/meta.json) once at startup', async () => {
       const dir = host.dir;
       await host.server.close();

@@ -1269,7 +1269,10 @@ export function createUploadsService(
           await rename(temp.path, join(dir, file));
           // The rename lives in the folder: synced before the record commits, or a power cut could leave a
           // record naming a part that is gone.
-          if (config.fsync) await syncDir(dir);
+          if (config.fsync) {
+            await syncDir(dir);
+            if (fresh) await syncDir(chunksDir);
+          }
         } catch (error) {
           // The set was dropped meanwhile (its folder with it).
           if (!fresh && (error as NodeJS.ErrnoException).code === 'ENOENT')

@@ -39,7 +39,15 @@ import { createBuildsService } from './services/builds.js';
 import { createInviteCodes, INVITE_CODES } from './services/invite-codes.js';
 import { createPopularityService, POPULARITY, type PopularityService } from './services/popularity.js';
 import { createSearchService, type SearchService } from './services/search.js';
-import { AVATARS, createUploadsService, FILES, WORLDS, type UploadsService } from './services/uploads.js';
+import {
+  AVATARS,
+  CHUNK_OWNERS,
+  CHUNK_SETS,
+  createUploadsService,
+  FILES,
+  WORLDS,
+  type UploadsService,
+} from './services/uploads.js';
 import { Store } from './store/store.js';
 import type { HostStore } from './store/seam.js';
 import { useAsFilesFolder } from './store/data-folder.js';
@@ -111,6 +119,8 @@ export const COLLECTIONS = [
   INVITE_CODES,
   POPULARITY,
   SETTINGS,
+  CHUNK_SETS,
+  CHUNK_OWNERS,
 ];
 
 /** Opens the data folder and builds the services, without any network (the CLI's admin commands use this). */

@@ -21,7 +21,8 @@ import {
   type WorldMetaDto,
 } from '../protocol/uploads.js';
 import { AppError } from '../errors.js';
-import { readJsonFile, syncDir, writeFileAtomic } from '../store/durable-file.js';
+import { readJsonFile, syncDir } from '../store/durable-file.js';
+import { isSafeId } from '../store/store.js';
 import { acquireLock, DataFolderInUseError } from '../store/lock.js';
 import type { ReadCollection as Collection, Tx } from '../store/seam.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
@@ -45,6 +46,16 @@ export interface TempFile {
   hash: string;
 }
 
+export const CHUNK_SETS = 'chunksets';
+export const CHUNK_OWNERS = 'chunkowners';
+
+/** One chunk held: its size and its file in chunks/<chunkId>/ (N.<random>.part; N.part when imported). */
+interface ChunkPart {
+  bytes: number;
+  file: string;
+}
+
+/** A chunked upload in progress: a record in CHUNK_SETS, by chunk id; its parts are files in chunks/<chunkId>/. */
 interface ChunkSet {
   chunkId: string;
   userId: string;
@@ -52,7 +63,32 @@ interface ChunkSet {
   amountOfChunks: number;
   createdAt: number;
   updatedAt: number;
-  /** chunk number -> size in bytes */
+  /** chunk number -> the part held */
+  parts: Record<string, ChunkPart>;
+  avatarMeta?: unknown;
+  worldMeta?: unknown;
+  /** Every chunk arrived; the request that completed it is putting the file together, no chunk may change it. */
+  assembling?: boolean;
+}
+
+/**
+ * The chunk sets of one user (CHUNK_OWNERS, by user id), so a transaction that counts them against the user's
+ * limits reads (and conflicts with) every set started meanwhile, on any host.
+ */
+interface ChunkOwner {
+  userId: string;
+  sets: string[];
+}
+
+/** A set as the earlier layout kept it, in chunks/<chunkId>/meta.json (imported at startup). */
+interface LegacyChunkSet {
+  chunkId: string;
+  userId: string;
+  originalFileName: string;
+  amountOfChunks: number;
+  createdAt: number;
+  updatedAt: number;
+  /** chunk number -> size in bytes, in N.part */
   received: Record<string, number>;
   avatarMeta?: unknown;
   worldMeta?: unknown;
@@ -78,7 +114,7 @@ const SAFE_CHUNK_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno
 const TEMP_FILE = /^[0-9a-f]{32}\.part$/;
 const USER_FOLDER = /^user_[A-Za-z0-9-]{1,64}$/;
 const STORED_FILE = /^(file_[A-Za-z0-9-]{1,64})(\.[A-Za-z0-9]{1,8})?$/;
-const CHUNK_FILE = /^(\d{1,6}\.part|meta\.json|meta\.json\.tmp)$/;
+const CHUNK_FILE = /^(\d{1,6}(\.[0-9a-f]{16})?\.part|meta\.json|meta\.json\.tmp)$/;
 
 function newChunkId(): string {
   // 50 characters of 0-9A-Za-z as the reference; rejection sampling keeps it uniform.
@@ -281,7 +317,8 @@ export function createUploadsService(
   const chunksDir = join(config.dataDir, 'chunks');
   /** Bumped on every avatar or world change, so search indexes know when to rebuild. */
   let contentVersion = 0;
-  const chunkSets = new Map<string, ChunkSet>();
+  const chunkSets: Collection<ChunkSet> = store.collection<ChunkSet>(CHUNK_SETS);
+  const chunkOwners: Collection<ChunkOwner> = store.collection<ChunkOwner>(CHUNK_OWNERS);
   /** build file id -> the avatar or world it belongs to */
   const buildOf = new Map<string, { kind: 'avatar' | 'world'; id: string }>();
   /** script file id -> worlds whose builds use it */
@@ -827,9 +864,11 @@ export function createUploadsService(
     return unixSeconds(clock) - set.updatedAt > deps.chunkSetTtlSeconds;
   }
 
-  /** Deletes a chunk set's parts and meta (only files of ours: a stranger's file stays, and so does the folder). */
-  async function dropChunkSet(chunkId: string): Promise<void> {
-    chunkSets.delete(chunkId);
+  /**
+   * Deletes the files of a chunk set whose record is gone (or was never committed): its parts and a legacy
+   * meta.json, only files of ours (a stranger's file stays, and so does the folder).
+   */
+  async function dropChunkFiles(chunkId: string): Promise<void> {
     const dir = join(chunksDir, chunkId);
     let names: string[];
     try {
@@ -854,27 +893,75 @@ export function createUploadsService(
     }
   }
 
-  /** Bytes of chunks on their way into a set, per user: counted before they land, so parallel chunks cannot overshoot. */
+  /** Removes a set's record and its owner's mention of it, in `t`; the removed set, or null when there was none. */
+  function removeSetIn(t: Tx, chunkId: string, when?: (set: ChunkSet) => boolean): ChunkSet | null {
+    const sets = t.repo<ChunkSet>(CHUNK_SETS);
+    const set = sets.get(chunkId);
+    if (!set || (when && !when(set))) return null;
+    sets.remove(chunkId);
+    const owners = t.repo<ChunkOwner>(CHUNK_OWNERS);
+    const owner = owners.get(set.userId);
+    if (owner) {
+      const rest = owner.sets.filter((id) => id !== chunkId);
+      if (rest.length > 0) owners.put(set.userId, { userId: set.userId, sets: rest });
+      else owners.remove(set.userId);
+    }
+    return set;
+  }
+
+  /**
+   * Drops a chunk set: its record in one transaction (when `when` still holds for the newest version), then its
+   * files. True when this call dropped it (when two hosts drop one set at once, one of them does).
+   */
+  async function dropChunkSet(chunkId: string, when?: (set: ChunkSet) => boolean): Promise<boolean> {
+    const removed = await store.tx((t) => removeSetIn(t, chunkId, when));
+    if (removed) await dropChunkFiles(chunkId);
+    return removed !== null;
+  }
+
+  /**
+   * Bytes of chunks on their way into a set, per user, on this host: counted before they land, so parallel chunks
+   * cannot overshoot. Another host's bytes in flight count once its commit lands (this map is per process).
+   */
   const placing = new Map<string, number>();
 
-  /** What a user holds in live (unexpired) chunk sets. */
-  function chunkUsage(userId: string): { sets: number; bytes: number; oldestTouched: number | null } {
+  type ChunkUsage = { sets: number; bytes: number; oldestTouched: number | null };
+
+  /**
+   * What a user holds in live (unexpired) chunk sets, read through `read` (the store, or a transaction, so the
+   * sets other hosts started count), plus `inFlight` bytes.
+   */
+  function usageFrom(
+    read: { owner(id: string): ChunkOwner | undefined; set(id: string): ChunkSet | undefined },
+    userId: string,
+    inFlight: number,
+  ): ChunkUsage {
     let sets = 0;
-    let bytes = placing.get(userId) ?? 0;
+    let bytes = inFlight;
     let oldestTouched: number | null = null;
-    for (const set of chunkSets.values()) {
-      if (set.userId !== userId || chunkSetExpired(set)) continue;
+    for (const chunkId of read.owner(userId)?.sets ?? []) {
+      const set = read.set(chunkId);
+      if (!set || set.userId !== userId || chunkSetExpired(set)) continue;
       sets++;
-      for (const size of Object.values(set.received)) bytes += size;
+      for (const part of Object.values(set.parts)) bytes += part.bytes;
       oldestTouched = Math.min(oldestTouched ?? set.updatedAt, set.updatedAt);
     }
     return { sets, bytes, oldestTouched };
   }
 
+  /** What a user holds, as this host's copy of the store has it. */
+  function chunkUsage(userId: string): ChunkUsage {
+    return usageFrom(
+      { owner: (id) => chunkOwners.get(id), set: (id) => chunkSets.get(id) },
+      userId,
+      placing.get(userId) ?? 0,
+    );
+  }
+
   /** One whole file always fits, whatever the setting says. */
   const chunkBytesPerUser = (): number => Math.max(config.uploads.chunkBytesPerUser, deps.maxFileBytes);
 
-  function chunkQuotaError(what: string, usage: ReturnType<typeof chunkUsage>): AppError {
+  function chunkQuotaError(what: string, usage: ChunkUsage): AppError {
     const minutes =
       usage.oldestTouched === null
         ? null
@@ -886,13 +973,8 @@ export function createUploadsService(
     );
   }
 
-  /**
-   * Refuses a chunk that would start a set beyond the user's limits, before its bytes are stored: when they
-   * already hold `chunkSetsPerUser` sets, or as many bytes as allowed.
-   */
-  function chunkRoomOrThrow(user: StoredUser, chunkId: unknown, incomingBytes = 0): void {
-    if (chunkId !== undefined && chunkId !== '') return;
-    const usage = chunkUsage(user.Id);
+  /** Refuses a new set beyond the user's limits: `chunkSetsPerUser` sets held, or as many bytes as allowed. */
+  function newSetRoomOrThrow(usage: ChunkUsage, incomingBytes: number): void {
     const maxSets = config.uploads.chunkSetsPerUser;
     if (usage.sets >= maxSets) {
       throw chunkQuotaError(
@@ -907,6 +989,112 @@ export function createUploadsService(
         usage,
       );
     }
+  }
+
+  /**
+   * Refuses a chunk that would start a set beyond the user's limits, before its bytes are stored: when they
+   * already hold `chunkSetsPerUser` sets, or as many bytes as allowed. A first look at this host's copy; the
+   * transaction that starts the set checks again against the newest records.
+   */
+  function chunkRoomOrThrow(user: StoredUser, chunkId: unknown, incomingBytes = 0): void {
+    if (chunkId !== undefined && chunkId !== '') return;
+    newSetRoomOrThrow(chunkUsage(user.Id), incomingBytes);
+  }
+
+  const unknownChunkSet = (detail: 'unknown or expired' | 'expired') =>
+    new AppError(
+      ErrorCode.UNKNOWN_CHUNK_SET,
+      detail === 'expired'
+        ? 'Failed to upload chunk! That chunk set expired; start again with an empty chunkId.'
+        : 'Failed to upload chunk! Unknown or expired chunk set; start again with an empty chunkId.',
+      { chunkId: detail },
+    );
+
+  /** A set reading `legacy` (a meta.json of the earlier layout) as a record, or null when it is not one. */
+  function importedSet(chunkId: string, legacy: unknown): ChunkSet | null {
+    if (!legacy || typeof legacy !== 'object') return null;
+    const old = legacy as Partial<LegacyChunkSet>;
+    const amount = old.amountOfChunks;
+    if (
+      old.chunkId !== chunkId ||
+      typeof old.userId !== 'string' ||
+      !isSafeId(old.userId) ||
+      typeof old.originalFileName !== 'string' ||
+      typeof amount !== 'number' ||
+      !Number.isInteger(amount) ||
+      amount < 1 ||
+      typeof old.createdAt !== 'number' ||
+      typeof old.updatedAt !== 'number' ||
+      !old.received ||
+      typeof old.received !== 'object'
+    ) {
+      return null;
+    }
+    const parts: Record<string, ChunkPart> = {};
+    for (const [n, bytes] of Object.entries(old.received)) {
+      if (!/^\d{1,6}$/.test(n) || Number(n) >= amount || typeof bytes !== 'number') return null;
+      parts[n] = { bytes, file: `${n}.part` };
+    }
+    const set: ChunkSet = {
+      chunkId,
+      userId: old.userId,
+      originalFileName: old.originalFileName,
+      amountOfChunks: amount,
+      createdAt: old.createdAt,
+      updatedAt: old.updatedAt,
+      parts,
+    };
+    if (old.avatarMeta !== undefined) set.avatarMeta = old.avatarMeta;
+    if (old.worldMeta !== undefined) set.worldMeta = old.worldMeta;
+    return set;
+  }
+
+  /**
+   * Startup, for each folder under chunks/: a legacy meta.json of a live set not yet in the store is imported
+   * (once, whichever host gets there first), then deleted. A folder with no record and nothing to import is left
+   * over from a set that never committed or was dropped: removed, except in a folder hosts share while it may
+   * still be another host's set in the making (younger than the time limit).
+   */
+  async function initChunkFolder(chunkId: string): Promise<void> {
+    const dir = join(chunksDir, chunkId);
+    const legacy = await readJsonFile<unknown>(join(dir, 'meta.json')).catch(() => undefined);
+    const legacyFiles = async () => {
+      for (const name of ['meta.json', 'meta.json.tmp']) await unlink(join(dir, name)).catch(() => undefined);
+    };
+    // undefined: a meta.json that cannot be read; null: none.
+    if (legacy !== null) {
+      if (chunkSets.has(chunkId)) return legacyFiles();
+      const set = legacy === undefined ? null : importedSet(chunkId, legacy);
+      if (!set || chunkSetExpired(set)) return dropChunkFiles(chunkId);
+      await store.tx((t) => {
+        const sets = t.repo<ChunkSet>(CHUNK_SETS);
+        if (sets.has(chunkId)) return;
+        sets.put(chunkId, set);
+        const owners = t.repo<ChunkOwner>(CHUNK_OWNERS);
+        const owner = owners.get(set.userId);
+        owners.put(set.userId, { userId: set.userId, sets: [...(owner?.sets ?? []), chunkId] });
+      });
+      // Imported: the record is what counts from now on (one left behind is removed next time).
+      return legacyFiles();
+    }
+    if (chunkSets.has(chunkId)) return;
+    if (shared) {
+      const made = await stat(dir).catch(() => null);
+      // File times are wall-clock times.
+      if (!made || Date.now() - made.mtimeMs <= deps.chunkSetTtlSeconds * 1000) return;
+      await store.refresh();
+      if (chunkSets.has(chunkId)) return;
+    }
+    await dropChunkFiles(chunkId);
+  }
+
+  /** Drops chunk sets nobody touched within the time limit (each host sweeps; a set is dropped by one of them). */
+  async function sweepChunkSets(): Promise<number> {
+    let dropped = 0;
+    for (const set of [...chunkSets.values()]) {
+      if (chunkSetExpired(set) && (await dropChunkSet(set.chunkId, chunkSetExpired))) dropped++;
+    }
+    return dropped;
   }
 
   function intField(value: unknown, name: string, min: number, max: number): number {
@@ -928,7 +1116,7 @@ export function createUploadsService(
   async function assemble(set: ChunkSet): Promise<TempFile> {
     const temp = tempPath();
     const parts = Array.from({ length: set.amountOfChunks }, (_, n) =>
-      join(chunksDir, set.chunkId, `${n}.part`),
+      join(chunksDir, set.chunkId, set.parts[String(n)]!.file),
     );
     async function* concat() {
       for (const part of parts) yield* createReadStream(part);
@@ -1000,10 +1188,10 @@ export function createUploadsService(
           strangers.push(join(chunksDir, chunkId));
           continue;
         }
-        const set = await readJsonFile<ChunkSet>(join(chunksDir, chunkId, 'meta.json')).catch(() => null);
-        if (!set || set.chunkId !== chunkId || chunkSetExpired(set)) await dropChunkSet(chunkId);
-        else chunkSets.set(chunkId, set);
+        await initChunkFolder(chunkId);
       }
+      // Sets whose time ran out while no host was running.
+      await sweepChunkSets();
       if (strangers.length > 0) {
         log.warn(
           { count: strangers.length, files: strangers.slice(0, 20) },
@@ -1018,7 +1206,13 @@ export function createUploadsService(
       releaseTmp = null;
     },
 
-    /** Stores one chunk; the chunk that completes a set gets the whole upload answer. */
+    /**
+     * Stores one chunk; the chunk that completes a set gets the whole upload answer. The set's state is a record
+     * in the store, so any host sharing the store and the folder takes the next chunk: the part is renamed into
+     * chunks/<id>/ first, then one transaction adds it (a conflicting commit runs again, so chunks arriving at
+     * once on several hosts all land); the transaction that sees the set complete marks it `assembling`, and only
+     * its caller puts the file together.
+     */
     async chunk(
       user: StoredUser,
       temp: TempFile,
@@ -1038,29 +1232,11 @@ export function createUploadsService(
       const amount = intField(input.amountOfChunks, 'amountOfChunks', 1, 100_000);
       const number = intField(input.chunkNumber, 'chunkNumber', 0, amount - 1);
       let chunkId: string;
-      let fresh = false;
-      if (input.chunkId === undefined || input.chunkId === '') {
-        // Checked and counted in one turn, so parallel first chunks cannot overshoot the user's limits.
+      const fresh = input.chunkId === undefined || input.chunkId === '';
+      if (fresh) {
+        // A first look, before anything is written; the transaction below decides.
         chunkRoomOrThrow(user, input.chunkId, temp.size);
         chunkId = newChunkId();
-        fresh = true;
-        const now = unixSeconds(clock);
-        const set: ChunkSet = {
-          chunkId,
-          userId: user.Id,
-          originalFileName,
-          amountOfChunks: amount,
-          createdAt: now,
-          updatedAt: now,
-          received: {},
-        };
-        chunkSets.set(chunkId, set);
-        try {
-          await mkdir(join(chunksDir, chunkId), { recursive: true });
-        } catch (error) {
-          chunkSets.delete(chunkId);
-          throw error;
-        }
       } else if (typeof input.chunkId !== 'string' || !CHUNK_ID.test(input.chunkId)) {
         throw new AppError(
           ErrorCode.INVALID_CHUNK,
@@ -1071,115 +1247,178 @@ export function createUploadsService(
         );
       } else {
         chunkId = input.chunkId;
-      }
-      const stored = serial(`chunk:${chunkId}`, async () => {
+        const known = chunkSets.get(chunkId);
+        // Started (or touched) on another host: this host's copy may not have that commit yet.
+        if (!known || chunkSetExpired(known)) await store.refresh();
         const set = chunkSets.get(chunkId);
-        if (!set || set.userId !== user.Id) {
-          throw new AppError(
-            ErrorCode.UNKNOWN_CHUNK_SET,
-            'Failed to upload chunk! Unknown or expired chunk set; start again with an empty chunkId.',
-            {
-              chunkId: 'unknown or expired',
-            },
-          );
-        }
+        if (!set || set.userId !== user.Id) throw unknownChunkSet('unknown or expired');
         if (chunkSetExpired(set)) {
-          await dropChunkSet(chunkId);
-          throw new AppError(
-            ErrorCode.UNKNOWN_CHUNK_SET,
-            'Failed to upload chunk! That chunk set expired; start again with an empty chunkId.',
-            {
-              chunkId: 'expired',
-            },
-          );
+          await dropChunkSet(chunkId, chunkSetExpired);
+          throw unknownChunkSet('expired');
         }
-        if (set.amountOfChunks !== amount || set.originalFileName !== originalFileName) {
-          throw new AppError(
-            ErrorCode.INVALID_CHUNK,
-            'Failed to upload chunk! amountOfChunks and originalFileName must match the first chunk.',
-          );
-        }
-        const others = Object.entries(set.received).reduce(
-          (sum, [n, size]) => (Number(n) === number ? sum : sum + size),
-          0,
-        );
-        if (others + temp.size > deps.maxFileBytes) {
-          await dropChunkSet(chunkId);
-          throw new AppError(
-            ErrorCode.FILE_TOO_LARGE,
-            `Failed to upload chunk! The file would be over ${deps.maxFileBytes} bytes.`,
-          );
-        }
-        const usage = chunkUsage(user.Id);
-        const maxBytes = chunkBytesPerUser();
-        if (usage.bytes - (set.received[String(number)] ?? 0) + temp.size > maxBytes) {
-          throw chunkQuotaError(
-            `Your unfinished chunked uploads hold ${usage.bytes} bytes; with this chunk they would be over the ${maxBytes} this host allows.`,
-            usage,
-          );
-        }
-        placing.set(user.Id, (placing.get(user.Id) ?? 0) + temp.size);
-        try {
-          await rename(temp.path, join(chunksDir, chunkId, `${number}.part`));
-        } finally {
-          const left = (placing.get(user.Id) ?? 0) - temp.size;
-          if (left > 0) placing.set(user.Id, left);
-          else placing.delete(user.Id);
-        }
-        set.received[String(number)] = temp.size;
-        set.updatedAt = unixSeconds(clock);
-        if (input.avatarMeta !== undefined && input.avatarMeta !== '') set.avatarMeta = input.avatarMeta;
-        if (input.worldMeta !== undefined && input.worldMeta !== '') set.worldMeta = input.worldMeta;
-        const held = Object.keys(set.received).length;
-        if (held < set.amountOfChunks) {
-          await writeFileAtomic(join(chunksDir, chunkId, 'meta.json'), JSON.stringify(set), config.fsync);
-          const missing: number[] = [];
-          for (let n = 0; n < set.amountOfChunks && missing.length < 100; n++)
-            if (!(String(n) in set.received)) missing.push(n);
-          return {
-            message: 'Uploaded Chunk!',
-            result: { chunkNumber: number, chunkId, received: held, missingChunks: missing },
-          };
-        }
-        // Complete: assemble, then run the same path as a single upload. The set is spent either way.
-        try {
-          const whole = await assemble(set);
-          try {
-            return await finish(user, whole, set.originalFileName, {
-              avatarMeta: set.avatarMeta,
-              worldMeta: set.worldMeta,
-            });
-          } finally {
-            // The assembled file was moved into place or the upload failed (that failure is thrown); a temp file
-            // left behind is swept at the next start.
-            await unlink(whole.path).catch(() => undefined);
-          }
-        } finally {
-          await dropChunkSet(chunkId);
-        }
-      });
-      if (!fresh) return stored;
+      }
+      const dir = join(chunksDir, chunkId);
+      const file = `${number}.${randomBytes(8).toString('hex')}.part`;
+      placing.set(user.Id, (placing.get(user.Id) ?? 0) + temp.size);
+      type Outcome =
+        { kind: 'stored'; set: ChunkSet; replaced: string | null } | { kind: 'dropped'; error: AppError };
+      let outcome: Outcome;
       try {
-        return await stored;
+        try {
+          if (fresh) await mkdir(dir);
+          await rename(temp.path, join(dir, file));
+          // The rename lives in the folder: synced before the record commits, or a power cut could leave a
+          // record naming a part that is gone.
+          if (config.fsync) {
+            await syncDir(dir);
+            if (fresh) await syncDir(chunksDir);
+          }
+        } catch (error) {
+          // The set was dropped meanwhile (its folder with it).
+          if (!fresh && (error as NodeJS.ErrnoException).code === 'ENOENT')
+            throw unknownChunkSet('unknown or expired');
+          throw error;
+        }
+        outcome = await store.tx((t): Outcome => {
+          const sets = t.repo<ChunkSet>(CHUNK_SETS);
+          const owners = t.repo<ChunkOwner>(CHUNK_OWNERS);
+          const usage = (): ChunkUsage =>
+            usageFrom(
+              { owner: (id) => owners.get(id), set: (id) => sets.get(id) },
+              user.Id,
+              // Other chunks of this user still on their way on this host; this one is counted below.
+              (placing.get(user.Id) ?? 0) - temp.size,
+            );
+          const now = unixSeconds(clock);
+          let set: ChunkSet;
+          if (fresh) {
+            newSetRoomOrThrow(usage(), temp.size);
+            set = {
+              chunkId,
+              userId: user.Id,
+              originalFileName,
+              amountOfChunks: amount,
+              createdAt: now,
+              updatedAt: now,
+              parts: {},
+            };
+          } else {
+            const found = sets.get(chunkId);
+            if (!found || found.userId !== user.Id) throw unknownChunkSet('unknown or expired');
+            if (chunkSetExpired(found)) {
+              removeSetIn(t, chunkId);
+              return { kind: 'dropped', error: unknownChunkSet('expired') };
+            }
+            if (found.assembling) {
+              throw new AppError(
+                ErrorCode.UNKNOWN_CHUNK_SET,
+                'Failed to upload chunk! That chunk set is complete and its file is being put together; its last chunk gets the upload answer.',
+                { chunkId: 'complete' },
+              );
+            }
+            if (found.amountOfChunks !== amount || found.originalFileName !== originalFileName) {
+              throw new AppError(
+                ErrorCode.INVALID_CHUNK,
+                'Failed to upload chunk! amountOfChunks and originalFileName must match the first chunk.',
+              );
+            }
+            set = found;
+          }
+          const previous = set.parts[String(number)];
+          const others = Object.entries(set.parts).reduce(
+            (sum, [n, part]) => (Number(n) === number ? sum : sum + part.bytes),
+            0,
+          );
+          if (others + temp.size > deps.maxFileBytes) {
+            removeSetIn(t, chunkId);
+            return {
+              kind: 'dropped',
+              error: new AppError(
+                ErrorCode.FILE_TOO_LARGE,
+                `Failed to upload chunk! The file would be over ${deps.maxFileBytes} bytes.`,
+              ),
+            };
+          }
+          if (!fresh) {
+            const held = usage();
+            const maxBytes = chunkBytesPerUser();
+            if (held.bytes - (previous?.bytes ?? 0) + temp.size > maxBytes) {
+              throw chunkQuotaError(
+                `Your unfinished chunked uploads hold ${held.bytes} bytes; with this chunk they would be over the ${maxBytes} this host allows.`,
+                held,
+              );
+            }
+          }
+          const parts = { ...set.parts, [String(number)]: { bytes: temp.size, file } };
+          const next: ChunkSet = { ...set, parts, updatedAt: now };
+          if (input.avatarMeta !== undefined && input.avatarMeta !== '') next.avatarMeta = input.avatarMeta;
+          if (input.worldMeta !== undefined && input.worldMeta !== '') next.worldMeta = input.worldMeta;
+          if (Object.keys(parts).length === amount) next.assembling = true;
+          sets.put(chunkId, next);
+          if (fresh) {
+            owners.put(user.Id, { userId: user.Id, sets: [...(owners.get(user.Id)?.sets ?? []), chunkId] });
+          }
+          return { kind: 'stored', set: next, replaced: previous?.file ?? null };
+        });
       } catch (error) {
-        // A set refused at its first chunk holds nothing: it must not linger and count against the user.
-        const set = chunkSets.get(chunkId);
-        if (set && Object.keys(set.received).length === 0)
-          await serial(`chunk:${chunkId}`, () => dropChunkSet(chunkId));
+        // Not committed: the part is nobody's. A set refused at its first chunk holds nothing either.
+        await unlink(join(dir, file)).catch(() => undefined);
+        if (fresh) await dropChunkFiles(chunkId);
         throw error;
+      } finally {
+        const left = (placing.get(user.Id) ?? 0) - temp.size;
+        if (left > 0) placing.set(user.Id, left);
+        else placing.delete(user.Id);
+      }
+      if (outcome.kind === 'dropped') {
+        await dropChunkFiles(chunkId);
+        throw outcome.error;
+      }
+      const { set, replaced } = outcome;
+      // A chunk sent again replaces the one held; the file it replaced is no part of the set any more.
+      if (replaced !== null) await unlink(join(dir, replaced)).catch(() => undefined);
+      const held = Object.keys(set.parts).length;
+      if (!set.assembling) {
+        const missing: number[] = [];
+        for (let n = 0; n < set.amountOfChunks && missing.length < 100; n++)
+          if (!(String(n) in set.parts)) missing.push(n);
+        return {
+          message: 'Uploaded Chunk!',
+          result: { chunkNumber: number, chunkId, received: held, missingChunks: missing },
+        };
+      }
+      // Complete, and this call marked it so: assemble, then run the same path as a single upload. The set is
+      // spent either way.
+      try {
+        const whole = await assemble(set);
+        try {
+          return await finish(user, whole, set.originalFileName, {
+            avatarMeta: set.avatarMeta,
+            worldMeta: set.worldMeta,
+          });
+        } finally {
+          // The assembled file was moved into place or the upload failed (that failure is thrown); a temp file
+          // left behind is swept at the next start.
+          await unlink(whole.path).catch(() => undefined);
+        }
+      } finally {
+        await dropChunkSet(chunkId);
       }
     },
 
     chunkRoomOrThrow,
 
-    chunkStatus(user: StoredUser, chunkId: string) {
+    async chunkStatus(user: StoredUser, chunkId: string) {
+      const known = chunkSets.get(chunkId);
+      // Started or touched on another host: this host's copy may not have that commit yet.
+      if (!known || chunkSetExpired(known)) await store.refresh();
       const set = chunkSets.get(chunkId);
       if (!set || set.userId !== user.Id || chunkSetExpired(set)) {
         throw new AppError(ErrorCode.UNKNOWN_CHUNK_SET, 'Unknown or expired chunk set.', {
           chunkId: 'unknown or expired',
         });
       }
-      const received = Object.keys(set.received)
+      const received = Object.keys(set.parts)
         .map(Number)
         .sort((a, b) => a - b);
       return {
@@ -1187,22 +1426,12 @@ export function createUploadsService(
         originalFileName: set.originalFileName,
         amountOfChunks: set.amountOfChunks,
         received,
-        receivedBytes: Object.values(set.received).reduce((a, b) => a + b, 0),
+        receivedBytes: Object.values(set.parts).reduce((sum, part) => sum + part.bytes, 0),
         expiresAt: set.updatedAt + deps.chunkSetTtlSeconds,
       };
     },
 
-    /** Drops chunk sets nobody touched within the time limit. */
-    async sweepChunkSets(): Promise<number> {
-      let dropped = 0;
-      for (const set of [...chunkSets.values()]) {
-        if (chunkSetExpired(set)) {
-          await serial(`chunk:${set.chunkId}`, () => dropChunkSet(set.chunkId));
-          dropped++;
-        }
-      }
-      return dropped;
-    },
+    sweepChunkSets,
 
     deleteAvatar: (id: string) => deleteAsset('avatar', id),
     deleteWorld: (id: string) => deleteAsset('world', id),

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -752,10 +752,97 @@ describe('uploads', () => {
 
     it('sweeps abandoned chunk sets', async () => {
       expectOk(await part('', 0, 'AAA'));
-      expect((await blobTree(host.dir)).length).toBe(2);
+      // The part alone: the set's state is a record in the store (no meta.json any more).
+      expect((await blobTree(host.dir)).length).toBe(1);
       clock.advance(3601);
       expect(await host.server.uploads.sweepChunkSets()).toBe(1);
       await nothingLeft();
+    });
+
+    it('keeps a chunk set across a restart: its state is in the store, no meta.json is written', async () => {
+      const chunkId = expectOk(await part('', 0, 'AAA')).chunkId as string;
+      expectOk(await part(chunkId, 2, 'CCC'));
+      expect(await readdir(join(host.dir, 'chunks', chunkId))).not.toContain('meta.json');
+      const dir = host.dir;
+      await host.server.close();
+      host = await startHost(
+        { uploads: { maxFileBytes: 64 * 1024, chunkSetTtlSeconds: 3600 } },
+        { clock, dir },
+      );
+      expect(
+        expectOk(
+          await host.post('uploadPartStatus', { userid: alice.id, tokenContent: alice.token, chunkId }),
+        ),
+      ).toMatchObject({ received: [0, 2], receivedBytes: 6 });
+      const last = expectOk(await part(chunkId, 1, 'BBB'), 'Uploaded Avatar!');
+      expect(last.UploadData).toMatchObject({ Hash: md5('AAABBBCCC'), Size: 9 });
+      expect(await blobTree(dir)).toEqual([
+        `files/${alice.id}/${(last.UploadData as { FileName: string }).FileName}`,
+      ]);
+    });
+
+    it('takes a chunk sent again in place of the one held, keeping one part for it', async () => {
+      const chunkId = expectOk(await part('', 0, 'old')).chunkId as string;
+      expectOk(await part(chunkId, 0, 'AAA'));
+      expect(await readdir(join(host.dir, 'chunks', chunkId))).toHaveLength(1);
+      expect(
+        expectOk(
+          await host.post('uploadPartStatus', { userid: alice.id, tokenContent: alice.token, chunkId }),
+        ),
+      ).toMatchObject({ received: [0], receivedBytes: 3 });
+      expectOk(await part(chunkId, 1, 'BBB'));
+      const last = expectOk(await part(chunkId, 2, 'CCC'), 'Uploaded Avatar!');
+      expect(last.UploadData).toMatchObject({ Hash: md5('AAABBBCCC'), Size: 9 });
+    });
+
+    it('imports a chunk set of the earlier layout (chunks/<id>/meta.json) once at startup', async () => {
+      const dir = host.dir;
+      await host.server.close();
+      const chunkId = 'L'.repeat(50);
+      const expired = 'E'.repeat(50);
+      const now = Math.floor(clock.now() / 1000);
+      const legacy = (id: string, updatedAt: number) =>
+        JSON.stringify({
+          chunkId: id,
+          userId: alice.id,
+          originalFileName: 'old.hna',
+          amountOfChunks: 2,
+          createdAt: updatedAt,
+          updatedAt,
+          received: { '0': 3 },
+        });
+      for (const [id, at] of [
+        [chunkId, now - 60],
+        [expired, now - 7200],
+      ] as const) {
+        await mkdir(join(dir, 'chunks', id), { recursive: true });
+        await writeFile(join(dir, 'chunks', id, '0.part'), 'OLD');
+        await writeFile(join(dir, 'chunks', id, 'meta.json'), legacy(id, at));
+      }
+      host = await startHost(
+        { uploads: { maxFileBytes: 64 * 1024, chunkSetTtlSeconds: 3600 } },
+        { clock, dir },
+      );
+      // The live one is a record now (its meta.json gone); the expired one was removed.
+      expect(await blobTree(dir)).toEqual([`chunks/${chunkId}/0.part`]);
+      expect(host.server.store.collection('chunksets').has(chunkId)).toBe(true);
+      expect(
+        expectOk(
+          await host.post('uploadPartStatus', { userid: alice.id, tokenContent: alice.token, chunkId }),
+        ),
+      ).toMatchObject({ received: [0], receivedBytes: 3, originalFileName: 'old.hna', amountOfChunks: 2 });
+      const last = expectOk(
+        await upload(
+          host,
+          alice,
+          { name: 'blob', data: 'NEW' },
+          { chunkId, chunkNumber: '1', amountOfChunks: '2', originalFileName: 'old.hna' },
+          'uploadPart',
+        ),
+        'Uploaded File!',
+      );
+      expect(last.UploadData).toMatchObject({ Hash: md5('OLDNEW'), Size: 6 });
+      expect(host.server.store.collection('chunksets').size).toBe(0);
     });
 
     it('refuses a set that grows past the size limit', async () => {

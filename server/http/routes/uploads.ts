@@ -184,9 +184,9 @@ export function uploadRoutes(
     });
   });
 
-  router.post('/uploadPartStatus', (ctx) => {
+  router.post('/uploadPartStatus', async (ctx) => {
     const input = parse(UploadPartStatusRequest, ctx.request.body);
     const user = accounts.requireUser(input.userid, input.tokenContent);
-    reply(ctx, 'Got chunk set', uploads.chunkStatus(user, input.chunkId));
+    reply(ctx, 'Got chunk set', await uploads.chunkStatus(user, input.chunkId));
   });
 }

@@ -1,0 +1,84 @@
+// HTTP: the load generator is autocannon (closed loop, one request in flight per keep-alive connection); `post`
+// is one JSON request for setup steps.
+import autocannon from 'autocannon';
+import { BenchError } from './host.js';
+import { problems, summary } from './stats.js';
+
+/**
+ * Loads `url` with `connections` connections for `seconds`. `next()` makes each request: { method (POST),
+ * path, body (an object or text), check(parsed answer) -> a problem or null }; `raw: true` skips the JSON
+ * envelope checks (check gets the body text). Resolves with requests answered as expected, their rate and
+ * latencies, and the failures (a failure gives no valid figure).
+ */
+export async function httpLoad(url, { connections, seconds, next, raw = false }) {
+  const latencies = [];
+  const failed = problems();
+  let ok = false;
+  const instance = autocannon({
+    url: url.href,
+    connections,
+    duration: seconds,
+    timeout: 30,
+    requests: [
+      {
+        setupRequest(request, context) {
+          const op = next();
+          context.op = op;
+          const body =
+            op.body === undefined || typeof op.body === 'string' ? op.body : JSON.stringify(op.body);
+          return {
+            ...request,
+            method: op.method ?? (body === undefined ? 'GET' : 'POST'),
+            path: op.path,
+            headers: body === undefined ? {} : { 'content-type': 'application/json' },
+            body,
+          };
+        },
+        onResponse(status, body, context) {
+          ok = false;
+          let problem = status === 200 ? null : `HTTP ${status}`;
+          if (!problem && raw) problem = context.op.check?.(body) ?? null;
+          else if (!problem) {
+            try {
+              const parsed = JSON.parse(body);
+              problem =
+                parsed.success === true
+                  ? (context.op.check?.(parsed) ?? null)
+                  : `success:false ${parsed.message} ${JSON.stringify(parsed.result)}`;
+            } catch {
+              problem = 'an answer that is not JSON';
+            }
+          }
+          if (problem) failed.add(`${context.op.path.split('/').slice(0, 4).join('/')}: ${problem}`);
+          else ok = true;
+        },
+      },
+    ],
+  });
+  // 'response' comes right after onResponse for the same answer.
+  instance.on('response', (_client, _status, _bytes, ms) => {
+    if (ok) latencies.push(ms);
+    ok = false;
+  });
+  const result = await instance;
+  for (const kind of ['errors', 'timeouts']) {
+    if (result[kind]) failed.count += result[kind];
+    if (result[kind]) failed.samples.push(`${result[kind]} ${kind} (connection)`);
+  }
+  const s = summary(latencies);
+  return { ...s, perSecond: s.count / seconds, failures: failed.count, failureSamples: failed.samples };
+}
+
+/** POSTs `body` as JSON to /api/v1/`path` and resolves with the envelope; throws unless success (or `expectFail`). */
+export async function post(url, path, body, { expectFail = false } = {}) {
+  const res = await fetch(new URL(`/api/v1/${path}`, url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const answer = await res.json();
+  if (answer.success !== true && !expectFail)
+    throw new BenchError(`${path}: ${answer.message} ${JSON.stringify(answer.result)}`);
+  return answer;
+}

@@ -1,0 +1,190 @@
+#!/usr/bin/env node
+// The benchmark harness: node bench/run.js <scenario> [--seconds N] [--json] [--database URL] [--redis URL]
+// [scenario options] [-- more serve arguments]. A scenario (bench/scenarios/<name>.js) exports describe, options,
+// seed(ctx) and load(ctx, seeded); it starts the real compiled host through ctx (harness/host.js), and load
+// resolves with its figures, printed as one table (or JSON with --json). Needs the build (npm run build).
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BenchError, ROOT, RM_OPTIONS, benchSchema, removeDir, tempRoot, windows } from './harness/host.js';
+import { fmt } from './harness/stats.js';
+
+const SCENARIOS = join(ROOT, 'bench', 'scenarios');
+const BUSY_PERCENT = 10;
+const COMMON = {
+  seconds: { default: 10, help: 'length of each measured phase' },
+  json: { type: 'boolean', help: 'print the result as JSON on stdout (no progress on stderr)' },
+  database: {
+    type: 'string',
+    help: "run the hosts on PostgreSQL (serve --database), in a schema of the bench's own",
+  },
+  redis: { type: 'string', help: 'pass --redis URL to the hosts' },
+  help: { type: 'boolean', help: 'this help' },
+};
+
+const usage = (name, scenario) => {
+  if (!scenario) {
+    const names = readdirSync(SCENARIOS).map((f) => f.replace(/\.js$/, ''));
+    return `Usage: node bench/run.js <scenario> [options] [-- serve arguments]\nScenarios: ${names.join(', ')}\n`;
+  }
+  const lines = [
+    `Usage: node bench/run.js ${name} [options] [-- serve arguments]`,
+    '',
+    scenario.describe,
+    '',
+  ];
+  for (const [key, o] of Object.entries({ ...COMMON, ...scenario.options })) {
+    const value = o.type === 'boolean' ? '' : ` (default ${o.default ?? COMMON[key]?.default ?? 'none'})`;
+    lines.push(`  --${key.padEnd(22)} ${o.help ?? COMMON[key]?.help ?? ''}${value}`);
+  }
+  return `${lines.join('\n')}\n`;
+};
+
+function parse(argv) {
+  const [name, ...rest] = argv;
+  if (!name || name.startsWith('-')) throw new BenchError(usage());
+  return { name, rest };
+}
+
+function options(scenario, rest) {
+  const spec = { ...COMMON };
+  for (const [key, o] of Object.entries(scenario.options ?? {})) spec[key] = { ...COMMON[key], ...o };
+  const split = rest.indexOf('--');
+  const { values } = parseArgs({
+    args: split < 0 ? rest : rest.slice(0, split),
+    options: Object.fromEntries(
+      Object.entries(spec).map(([key, o]) => [
+        key,
+        { type: o.type ?? 'string', default: o.default?.toString() },
+      ]),
+    ),
+    strict: true,
+  });
+  const out = { serveArgs: split < 0 ? [] : rest.slice(split + 1) };
+  for (const [key, o] of Object.entries(spec)) {
+    const value = values[key];
+    if (typeof o.default !== 'number' || value === undefined) out[key] = value;
+    else if (!Number.isFinite(Number(value)) || Number(value) < 0)
+      throw new BenchError(`--${key} takes a number`);
+    else out[key] = Number(value);
+  }
+  return out;
+}
+
+function table(name, config, result) {
+  const lines = ['', `${name}: ${result.title ?? ''}`.trimEnd()];
+  lines.push(`${os.cpus()[0]?.model?.trim()}, ${os.cpus().length} CPUs, Node ${process.version}`, '');
+  const rows = result.rows.map((r) => [
+    r.name,
+    r.shown ?? fmt(r.value, r.unit ?? ''),
+    r.target ? `${r.target[0]} ${fmt(r.target[1], r.unit ?? '')}` : '',
+    r.target ? (r.valid === false ? 'INVALID' : r.pass ? 'ok' : 'MISS') : '',
+  ]);
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), 6));
+  for (const r of [['figure', 'result', 'target', ''], ...rows])
+    lines.push(
+      r
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
+  lines.push(...(result.notes ?? []));
+  const m = machine();
+  lines.push(
+    `machine during the measured windows: other CPU up to ${fmt(m.otherCpuPercent, '%')}, steal up to ` +
+      `${fmt(m.stealPercent, '%')} (of one core)`,
+  );
+  if (m.busy)
+    lines.push(
+      'WARNING: the machine was busy with other work: these figures understate the host; measure again.',
+    );
+  if (result.failures?.count) {
+    lines.push(`FAILURES: ${result.failures.count}; these figures are not valid. Samples:`);
+    lines.push(...result.failures.samples.map((s) => `  ${s}`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function machine() {
+  const max = (key) => Math.max(0, ...windows.map((w) => w[key]).filter(Number.isFinite));
+  const m = { otherCpuPercent: max('otherCpuPercent'), stealPercent: max('stealPercent') };
+  return { ...m, busy: m.otherCpuPercent > BUSY_PERCENT || m.stealPercent > BUSY_PERCENT };
+}
+
+async function main() {
+  const { name, rest } = parse(process.argv.slice(2));
+  const file = join(SCENARIOS, `${name}.js`);
+  if (!existsSync(file)) throw new BenchError(`no scenario ${name}\n${usage()}`);
+  const scenario = (await import(file)).default;
+  const opts = options(scenario, rest);
+  if (opts.help) return process.stdout.write(usage(name, scenario));
+  if (!existsSync(join(ROOT, 'dist', 'bundle', 'cli.js'))) throw new BenchError('build first: npm run build');
+  const ctx = {
+    options: opts,
+    children: new Set(),
+    configs: 0,
+    stopping: false,
+    progress: (text) => opts.json || process.stderr.write(`${text}\n`),
+  };
+  let failWith;
+  const fatal = new Promise((_, reject) => (failWith = reject));
+  fatal.catch(() => undefined);
+  ctx.fail = (error) => failWith(error);
+  /** Races `promise` against the run's failure (a host that died). */
+  ctx.guard = (promise) => Promise.race([promise, fatal]);
+  const cleanup = async () => {
+    ctx.stopping = true;
+    await Promise.all([...ctx.children].map((c) => c.stop().catch(() => undefined)));
+    await ctx.cleanupScenario?.();
+    if (ctx.schema) await ctx.schema.drop().catch(() => undefined);
+    if (ctx.tmp) await removeDir(ctx.tmp).catch(() => undefined);
+  };
+  process.once('SIGINT', () => cleanup().finally(() => process.exit(130)));
+  process.once('exit', () => {
+    for (const c of ctx.children) c.child.kill('SIGKILL');
+    if (ctx.tmp) rmSync(ctx.tmp, RM_OPTIONS);
+  });
+  try {
+    ctx.tmp = await tempRoot();
+    ctx.dataDir = join(ctx.tmp, 'data');
+    if (opts.database) {
+      ctx.schema = await benchSchema(opts.database);
+      ctx.database = ctx.schema.url;
+    }
+    ctx.serveArgs = [
+      ...(ctx.database ? ['--database', ctx.database] : []),
+      ...(opts.redis ? ['--redis', opts.redis] : []),
+      ...opts.serveArgs,
+    ];
+    const seeded = await ctx.guard(scenario.seed ? scenario.seed(ctx) : {});
+    const result = await ctx.guard(scenario.load(ctx, seeded));
+    const exits = await Promise.all([...ctx.children].map((c) => c.stop().then((e) => [c, e])));
+    for (const [c, e] of exits) {
+      if (e.code !== 0 && c.name.startsWith('host')) {
+        result.failures ??= { count: 0, samples: [] };
+        result.failures.count++;
+        result.failures.samples.push(`the ${c.name} exited with code ${e.code}: ${c.stderr}`);
+      }
+    }
+    for (const r of result.rows)
+      if (r.target) r.pass = r.target[0] === '<' ? r.value < r.target[1] : r.value >= r.target[1];
+    const valid = !result.failures?.count;
+    const { help: _help, json: _json, ...config } = opts;
+    if (opts.json) {
+      const out = { scenario: name, config, rows: result.rows, details: result.details, machine: machine() };
+      process.stdout.write(`${JSON.stringify({ ...out, failures: result.failures, valid }, null, 2)}\n`);
+    } else process.stdout.write(table(name, config, result));
+    return valid ? 0 : 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  (code) => (process.exitCode = typeof code === 'number' ? code : 0),
+  (error) => {
+    process.stderr.write(`bench failed: ${error instanceof BenchError ? error.message : error.stack}\n`);
+    process.exitCode = 1;
+  },
+);

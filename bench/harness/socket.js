@@ -72,7 +72,7 @@ export function socketDriver() {
       });
     });
 
-  /** Opens one socket per item (`options(item, index)` gives open's options), `concurrency` at once. */
+  /** Opens one socket per item (`options(item, index)` gives open's options, `url` too), `concurrency` at once. */
   driver.openAll = async (url, items, options, concurrency = 100) => {
     const started = performance.now();
     const sockets = new Array(items.length);
@@ -81,7 +81,8 @@ export function socketDriver() {
       Array.from({ length: Math.min(concurrency, items.length) }, async () => {
         while (next < items.length) {
           const i = next++;
-          sockets[i] = await driver.open(url, options(items[i], i));
+          const o = options(items[i], i);
+          sockets[i] = await driver.open(o.url ?? url, o);
         }
       }),
     );

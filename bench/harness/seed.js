@@ -25,8 +25,8 @@ export async function seed(ctx, fn, overrides = {}) {
   ]);
   const started = performance.now();
   const host = await openHost({
-    ...overrides,
     dataDir: ctx.dataDir,
+    ...overrides,
     ...(ctx.database && { database: ctx.database }),
     logLevel: 'silent',
     fsync: false,

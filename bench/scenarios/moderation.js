@@ -1,0 +1,273 @@
+// Moderation: acknowledged warn/unwarn actions with many users and a long moderation log, per log size, and whether
+// an action's cost grows with the log.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cpuWindow, procIo, procMemory, startHost } from '../harness/host.js';
+import { httpLoad } from '../harness/http.js';
+import { seed } from '../harness/seed.js';
+import { fmt } from '../harness/stats.js';
+
+const MODERATOR = 4;
+const ACTIONS = ['warnuser', 'unwarnuser', 'banuser', 'unbanuser', 'addbadge', 'removebadge', 'setrank'];
+const REASONS = [
+  'Spamming in chat',
+  'Harassing other players',
+  'Inappropriate avatar',
+  'Griefing a public world',
+];
+const DESCRIPTION =
+  'Reported by several players in the lobby; kept doing it after a verbal warning. Next: a ban.';
+
+const blank = (target) => ({
+  Id: target.id,
+  Username: target.username,
+  Rank: 2,
+  Badges: [],
+  BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
+  BanCount: 0,
+  WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
+  WarnCount: 0,
+  isBanned: false,
+});
+
+/** A year of history shaped as server/services/moderation.ts ModerationLogEntry, each `before` the last `after`. */
+function* history(count, moderators, targets, now) {
+  const states = new Map();
+  for (let i = 0; i < count; i++) {
+    const moderator = moderators[i % moderators.length];
+    const target = targets[(i * 7919) % targets.length];
+    const time = now - 365 * 86_400 + Math.floor((i * 365 * 86_400) / count);
+    const before = states.get(target.id) ?? blank(target);
+    const after = structuredClone(before);
+    const action = ACTIONS[(i * 31) % ACTIONS.length];
+    const reason = REASONS[i % REASONS.length];
+    let fields = {};
+    if (action === 'warnuser') {
+      after.WarnStatus = {
+        isWarned: true,
+        TimeWarned: time,
+        WarnReason: reason,
+        WarnDescription: DESCRIPTION,
+      };
+      after.WarnCount++;
+      fields = { warnReason: reason, warnDescription: DESCRIPTION };
+    } else if (action === 'unwarnuser') after.WarnStatus.isWarned = false;
+    else if (action === 'banuser') {
+      const timeEnd = time + 86_400;
+      after.BanStatus = {
+        isBanned: true,
+        BanBegin: time,
+        BanEnd: timeEnd,
+        BanReason: reason,
+        BanDescription: '',
+      };
+      after.BanCount++;
+      fields = { banReason: reason, banDescription: '', timeEnd };
+    } else if (action === 'unbanuser') after.BanStatus.isBanned = false;
+    else if (action === 'addbadge') after.Badges = [...new Set([...after.Badges, 'supporter'])];
+    else if (action === 'removebadge') after.Badges = [];
+    else after.Rank = before.Rank === 2 ? 3 : 2;
+    after.isBanned = after.BanStatus.isBanned;
+    states.set(target.id, after);
+    yield {
+      id: `modlog_bench_${i}`,
+      seq: 0,
+      time,
+      moderatorId: moderator.id,
+      moderatorName: moderator.username,
+      action,
+      targetUserId: target.id,
+      targetName: target.username,
+      fields,
+      before,
+      after,
+    };
+  }
+}
+
+/**
+ * Actions in passes over the targets: a pass warns every target, the next unwarns them, so a target's two
+ * actions are a whole pass apart and never in flight together. The counter goes on across runs.
+ */
+function actions(moderators, targets) {
+  let k = 0;
+  return () => {
+    const target = targets[k % targets.length];
+    const moderator = moderators[k % moderators.length];
+    const action = Math.floor(k++ / targets.length) % 2 === 0 ? 'warnuser' : 'unwarnuser';
+    const warn = action === 'warnuser';
+    return {
+      path: '/api/v1/moderation',
+      body: {
+        userid: moderator.id,
+        tokenContent: moderator.token,
+        action,
+        targetUserId: target.id,
+        ...(warn && { warnReason: `Bench warning ${k}`, warnDescription: 'Issued by the moderation bench.' }),
+      },
+      check: (a) =>
+        a.message !== 'Done!' ||
+        a.result?.ModerationState?.Id !== target.id ||
+        a.result?.LogEntry?.action !== action
+          ? `${action}: an answer about something else`
+          : a.result.ModerationState.WarnStatus?.isWarned === warn
+            ? null
+            : `${action} left isWarned ${!warn}`,
+    };
+  };
+}
+
+async function runLogSize(ctx, entries, index) {
+  const o = ctx.options;
+  const dataDir = join(ctx.tmp, `data-log-${entries}`);
+  ctx.progress(`[log ${entries}] seeding ${o.users} users and ${entries} log entries ...`);
+  const { moderators, targets } = await seed(
+    ctx,
+    async (api) => {
+      const users = [];
+      for (let i = 0; i < o.users; i++)
+        users.push(await api.user({ username: `bench${i}`, rank: i < o.clients ? MODERATOR : 2 }));
+      const mods = users.slice(0, o.clients);
+      const rest = users.slice(o.clients);
+      for (const entry of history(entries, mods, rest, api.now)) await api.append('moderation', entry);
+      return { moderators: mods, targets: rest };
+    },
+    { dataDir },
+  );
+  const logPath = join(dataDir, 'moderation-log.jsonl');
+  const logBytes = (await stat(logPath)).size;
+  const host = await startHost(ctx, { dataDir });
+  const afterStartup = await procMemory(host.pid);
+  const next = actions(moderators, targets);
+  if (o.warmup > 0) await httpLoad(host.url, { connections: o.clients, seconds: o.warmup, next });
+  ctx.progress(`[log ${entries}] ${o.clients} moderators, ${o.seconds} s ...`);
+  const logBefore = (await stat(logPath)).size;
+  const ioBefore = await procIo(host.pid);
+  const end = await cpuWindow(host.pid);
+  const r = await ctx.guard(httpLoad(host.url, { connections: o.clients, seconds: o.seconds, next }));
+  const cpu = await end();
+  const io = await procIo(host.pid);
+  const logAfter = (await stat(logPath)).size;
+  await host.stop();
+  const sample = targets.slice(0, 200);
+  const sizes = await Promise.all(
+    sample.map((t) => stat(join(dataDir, 'users', `${t.id}.json`)).then((s) => s.size)),
+  );
+  const per = (n) => n / r.count;
+  return {
+    entries,
+    index,
+    logMiB: logBytes / 1048576,
+    startupMs: host.startupMs,
+    afterStartup,
+    ...r,
+    cpu,
+    cpuMicrosPerAction: per(1e6 * cpu.serverSeconds),
+    logBytesPerAction: per(logAfter - logBefore),
+    userFileBytes: sizes.reduce((a, b) => a + b, 0) / sizes.length,
+    wcharPerAction: per(io.wchar - ioBefore.wchar),
+    dirtiedPerAction: per(io.writeBytes - ioBefore.writeBytes),
+    writesPerAction: per(io.syscw - ioBefore.syscw),
+  };
+}
+
+export default {
+  describe:
+    'Acknowledged moderation actions (warn/unwarn, one moderator per connection) with many users and, for each ' +
+    'log size asked, a moderation log of that many entries: actions/s, p50/p99, startup, bytes and CPU per action, ' +
+    'and the growth of the per-action cost from the smallest to the largest log.',
+  options: {
+    logs: {
+      default: '0,100000,300000',
+      help: 'log sizes (entries), smallest first; targets on 100000 if listed',
+    },
+    users: { default: 10_000, help: 'users, moderators included' },
+    clients: { default: 64, help: 'concurrent moderators' },
+    warmup: { default: 1, help: 'seconds of unreported load first' },
+  },
+
+  async load(ctx) {
+    const sizes = ctx.options.logs
+      .split(',')
+      .map(Number)
+      .sort((a, b) => a - b);
+    const runs = [];
+    for (const [i, entries] of sizes.entries()) runs.push(await runLogSize(ctx, entries, i));
+    const ref = runs.find((x) => x.entries === 100_000) ?? runs.at(-1);
+    const rows = [
+      {
+        name: `actions/s (${ref.entries} log)`,
+        value: ref.perSecond,
+        unit: '/s',
+        target: ['>=', 1000],
+        valid: !ref.failures,
+      },
+      {
+        name: `p99 (${ref.entries} log)`,
+        value: ref.p99,
+        unit: 'ms',
+        target: ['<', 250],
+        valid: !ref.failures,
+      },
+    ];
+    if (runs.length > 1) {
+      const [small, large] = [runs[0], runs.at(-1)];
+      const growth = (key) => large[key] / small[key];
+      const vs = `${large.entries} vs ${small.entries}`;
+      const bytes = (x) => x.logBytesPerAction + x.userFileBytes;
+      rows.push({
+        name: `bytes/action growth ${vs}`,
+        value: bytes(large) / bytes(small),
+        unit: 'x',
+        target: ['<', 1.1],
+      });
+      rows.push({
+        name: `dirtied B/action growth ${vs}`,
+        value: growth('dirtiedPerAction'),
+        unit: 'x',
+        target: ['<', 1.1],
+      });
+      rows.push({
+        name: `CPU/action growth ${vs}`,
+        value: growth('cpuMicrosPerAction'),
+        unit: 'x',
+        target: ['<', 1.25],
+      });
+    }
+    for (const x of runs) {
+      const at = `log ${x.entries} (${x.logMiB.toFixed(1)} MiB)`;
+      rows.push({ name: `${at}: startup`, value: x.startupMs, unit: 'ms' });
+      rows.push({
+        name: `${at}: actions/s, p50 / p99`,
+        shown: `${fmt(x.perSecond, '')} /s, ${fmt(x.p50, 'ms')} / ${fmt(x.p99, 'ms')}`,
+      });
+      rows.push({
+        name: `${at}: log B + user file B / action`,
+        shown: `${fmt(x.logBytesPerAction, '')} + ${fmt(x.userFileBytes, '')}`,
+      });
+      rows.push({
+        name: `${at}: wchar / dirtied B / writes per action`,
+        shown: `${fmt(x.wcharPerAction, '')} / ${fmt(x.dirtiedPerAction, '')} / ${x.writesPerAction.toFixed(2)}`,
+      });
+      rows.push({ name: `${at}: CPU per action`, value: x.cpuMicrosPerAction, unit: 'us' });
+      rows.push({
+        name: `${at}: RSS / peak after startup`,
+        shown: `${fmt(x.afterStartup.rssMiB, 'MiB')} / ${fmt(x.afterStartup.hwmMiB, 'MiB')}`,
+      });
+    }
+    const failures = { count: 0, samples: [] };
+    for (const x of runs) {
+      failures.count += x.failures;
+      failures.samples.push(...x.failureSamples);
+    }
+    return {
+      title: `${ctx.options.users} users, ${ctx.options.clients} moderators, ${ctx.options.seconds} s per log size`,
+      rows,
+      notes: [
+        'dirtied: page-cache bytes written for storage (/proc/PID/io write_bytes); wchar: bytes to write calls.',
+      ],
+      details: { runs },
+      failures,
+    };
+  },
+};

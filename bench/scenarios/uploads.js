@@ -1,0 +1,233 @@
+// Uploads: a large world upload to the host against a bare streaming server (with and without fsync), its peak RSS,
+// and several at once; interleaved rounds, the median round of each reported.
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import http from 'node:http';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  BenchError,
+  ROOT,
+  RM_OPTIONS,
+  cpuWindow,
+  procMemory,
+  startHost,
+  startNode,
+} from '../harness/host.js';
+import { seedUsers } from '../harness/seed.js';
+
+const MIB = 1024 * 1024;
+const CHUNK = randomBytes(MIB);
+const WARMUP = 16 * MIB;
+const META = {
+  Id: '',
+  Publicity: 0,
+  Name: 'Bench',
+  Description: '',
+  Tags: [],
+  ThumbnailURL: '',
+  IconURLs: [],
+  ServerScripts: [],
+  BuildPlatform: 0,
+};
+
+const md5Of = (bytes) => {
+  const md5 = createHash('md5');
+  for (let sent = 0; sent < bytes; sent += MIB) md5.update(CHUNK.subarray(0, Math.min(MIB, bytes - sent)));
+  return md5.digest('hex');
+};
+
+/** POSTs head + `bytes` of the repeated chunk + tail with backpressure; resolves with the parsed answer. */
+function postStream(url, path, type, head, bytes, tail) {
+  return new Promise((resolvePost, reject) => {
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      method: 'POST',
+      path,
+      agent: false,
+      headers: { 'content-type': type, 'content-length': head.length + bytes + tail.length },
+    });
+    req.on('error', reject);
+    req.on('response', async (res) => {
+      let text = '';
+      for await (const part of res) text += part;
+      resolvePost(JSON.parse(text));
+    });
+    (async () => {
+      req.write(head);
+      for (let sent = 0; sent < bytes; sent += MIB)
+        if (!req.write(CHUNK.subarray(0, Math.min(MIB, bytes - sent)))) await once(req, 'drain');
+      req.end(tail);
+    })().catch((error) => req.destroy(error));
+  });
+}
+
+async function toHost(url, user, bytes, md5) {
+  const boundary = `----HypernexBench${randomBytes(12).toString('hex')}`;
+  const field = (name, value) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const head = Buffer.from(
+    field('userid', user.id) +
+      field('tokenContent', user.token) +
+      field('worldMeta', JSON.stringify(META)) +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.hnw"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
+  const a = await postStream(
+    url,
+    '/api/v1/upload',
+    `multipart/form-data; boundary=${boundary}`,
+    head,
+    bytes,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  );
+  const data = a.result?.UploadData;
+  if (a.message !== 'Uploaded World!' || data?.Hash !== md5 || data?.Size !== bytes)
+    throw new BenchError(`upload: ${a.message} ${JSON.stringify(a.result)}`);
+  return data.Key;
+}
+
+async function toBaseline(url, fsync, bytes, md5) {
+  const a = await postStream(
+    url,
+    `/?fsync=${fsync ? 1 : 0}`,
+    'application/octet-stream',
+    Buffer.alloc(0),
+    bytes,
+    Buffer.alloc(0),
+  );
+  if (a.Hash !== md5 || a.Size !== bytes) throw new BenchError(`baseline upload: ${JSON.stringify(a)}`);
+  await rm(a.Path);
+}
+
+/** `count` uploads at once to process `pid`: MiB/s over all, CPU s per GiB, peak RSS (polled every 25 ms). */
+async function measure(pid, count, bytes, send) {
+  let peak = 0;
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      peak = Math.max(peak, (await procMemory(pid)).rssMiB);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  })();
+  const end = await cpuWindow(pid);
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: count }, (_, i) => send(i)));
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = await end();
+  polling = false;
+  await poll;
+  const gib = (count * bytes) / 1024 / MIB;
+  return {
+    mibPerSecond: (gib * 1024) / seconds,
+    cpuPerGiB: cpu.serverSeconds / gib,
+    peakMB: Math.max(peak, (await procMemory(pid)).hwmMiB) * 1.048576,
+    results,
+  };
+}
+
+async function scenario(ctx, name, count, bytes) {
+  const md5 = md5Of(bytes);
+  const dir = join(ctx.tmp, `stream-${name}`);
+  await mkdir(dir);
+  const base = await startNode(ctx, 'streaming server', [
+    join(ROOT, 'bench', 'harness', 'baselines.js'),
+    'stream',
+    dir,
+  ]);
+  const warm = Math.min(bytes, WARMUP);
+  await toBaseline(base.url, false, warm, md5Of(warm));
+  const runs = { bare: [], bareFsync: [], host: [] };
+  for (let rep = 1; rep <= ctx.options.repeat; rep++) {
+    ctx.progress(`[${name} ${rep}] bare, bare + fsync, host: ${count} x ${bytes / MIB} MiB ...`);
+    for (const fsync of [false, true])
+      runs[fsync ? 'bareFsync' : 'bare'].push(
+        await measure(base.pid, count, bytes, () => toBaseline(base.url, fsync, bytes, md5)),
+      );
+    const dataDir = join(ctx.tmp, `data-${name}-${rep}`);
+    const { users } = await seedUsers({ ...ctx, dataDir }, count, { prefix: 'uploader' });
+    const host = await startHost(ctx, {
+      dataDir,
+      config: { uploads: { maxFileBytes: Math.max(bytes, 1e9) } },
+    });
+    await toHost(host.url, users[0], warm, md5Of(warm));
+    const m = await measure(host.pid, count, bytes, (i) => toHost(host.url, users[i], bytes, md5));
+    for (const key of m.results)
+      if ((await stat(join(dataDir, 'files', key))).size !== bytes)
+        throw new BenchError(`stored ${key} is short`);
+    runs.host.push(m);
+    await host.stop();
+    await rm(dataDir, RM_OPTIONS);
+  }
+  await base.stop();
+  const mid = (list) =>
+    [...list].sort((a, b) => a.mibPerSecond - b.mibPerSecond)[Math.floor((list.length - 1) / 2)];
+  const [bare, bareFsync, host] = [mid(runs.bare), mid(runs.bareFsync), mid(runs.host)];
+  const tag = count === 1 ? `${bytes / MIB} MiB` : `${count} x ${bytes / MIB} MiB`;
+  return [
+    {
+      name: `${tag}: host`,
+      value: host.mibPerSecond,
+      unit: 'MiB/s',
+      shown: `${host.mibPerSecond.toFixed(1)} MiB/s`,
+    },
+    {
+      name: `${tag}: bare / bare + fsync`,
+      shown: `${bare.mibPerSecond.toFixed(1)} / ${bareFsync.mibPerSecond.toFixed(1)} MiB/s`,
+    },
+    {
+      name: `${tag}: host vs bare + fsync`,
+      value: host.mibPerSecond / bareFsync.mibPerSecond,
+      unit: 'x',
+      target: ['>=', 0.9],
+    },
+    {
+      name: `${tag}: host vs bare, no fsync`,
+      value: host.mibPerSecond / bare.mibPerSecond,
+      unit: 'x',
+      target: ['>=', 0.9],
+    },
+    {
+      name: `${tag}: host peak RSS`,
+      value: Math.max(...runs.host.map((m) => m.peakMB)),
+      unit: 'MB',
+      target: ['<', 150],
+    },
+    {
+      name: `${tag}: CPU per GiB host / bare + fsync`,
+      shown: `${host.cpuPerGiB.toFixed(2)} / ${bareFsync.cpuPerGiB.toFixed(2)} s`,
+    },
+    {
+      name: `${tag}: rounds (host MiB/s)`,
+      shown: runs.host.map((m) => m.mibPerSecond.toFixed(1)).join(', '),
+    },
+  ];
+}
+
+export default {
+  describe:
+    'A large .hnw world upload with worldMeta (multipart, as the CCK sends it) to the host against a bare node:http ' +
+    'server streaming to a file with MD5 (without and with fsync), peak RSS of the host, and several uploads at ' +
+    'once (one user each); every answer MD5-checked; rounds interleaved, the median round reported.',
+  options: {
+    'size-mib': { default: 1024, help: 'size of the single upload' },
+    concurrent: { default: 8, help: 'uploads at once in the second case' },
+    'concurrent-size-mib': { default: 100, help: 'size of each of those' },
+    cases: { default: 'single,concurrent', help: 'a subset of single,concurrent' },
+    repeat: { default: 3, help: 'rounds' },
+  },
+
+  async load(ctx) {
+    const o = ctx.options;
+    const rows = [];
+    const cases = o.cases.split(',');
+    if (cases.includes('single'))
+      rows.push(...(await scenario(ctx, 'single', 1, Math.round(o['size-mib'] * MIB))));
+    if (cases.includes('concurrent'))
+      rows.push(
+        ...(await scenario(ctx, 'concurrent', o.concurrent, Math.round(o['concurrent-size-mib'] * MIB))),
+      );
+    return { title: `${o.repeat} round(s)`, rows };
+  },
+};

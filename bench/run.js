@@ -167,6 +167,12 @@ async function main() {
         result.failures.samples.push(`the ${c.name} exited with code ${e.code}: ${c.stderr}`);
       }
     }
+    // A row is { name, value, unit, target: [op, limit], valid, shown } or [name, value, unit, target]; a string
+    // value is shown as it is.
+    result.rows = result.rows.map((r) =>
+      Array.isArray(r) ? { name: r[0], value: r[1], unit: r[2], target: r[3] } : r,
+    );
+    for (const r of result.rows) if (typeof r.value === 'string') [r.shown, r.value] = [r.value, undefined];
     for (const r of result.rows)
       if (r.target) r.pass = r.target[0] === '<' ? r.value < r.target[1] : r.value >= r.target[1];
     const valid = !result.failures?.count;

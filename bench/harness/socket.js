@@ -49,7 +49,14 @@ export function socketDriver() {
         reject(error);
       };
       const timer = setTimeout(() => fail(new BenchError(`no ${until} in time`)), CONNECT_TIMEOUT_MS);
-      const socket = { ws, send: (m) => ws.send(typeof m === 'string' ? m : JSON.stringify(m)) };
+      const socket = {
+        ws,
+        send: (m) => ws.send(typeof m === 'string' ? m : JSON.stringify(m)),
+        close() {
+          socket.up = false;
+          ws.close();
+        },
+      };
       ws.on('open', () => auth && socket.send(auth));
       ws.on('message', (data) => {
         driver.lastMessageAt = performance.now();

@@ -11,6 +11,7 @@ import { BenchError, ROOT, RM_OPTIONS, benchSchema, removeDir, tempRoot, windows
 import { fmt } from './harness/stats.js';
 
 const SCENARIOS = join(ROOT, 'bench', 'scenarios');
+/** Other CPU or steal above this (% of one core) in a measured window: the figures understate the host. */
 const BUSY_PERCENT = 10;
 const COMMON = {
   seconds: { default: 10, help: 'length of each measured phase' },
@@ -23,64 +24,56 @@ const COMMON = {
   help: { type: 'boolean', help: 'this help' },
 };
 
-const usage = (name, scenario) => {
-  if (!scenario) {
-    const names = readdirSync(SCENARIOS).map((f) => f.replace(/\.js$/, ''));
-    return `Usage: node bench/run.js <scenario> [options] [-- serve arguments]\nScenarios: ${names.join(', ')}\n`;
-  }
-  const lines = [
-    `Usage: node bench/run.js ${name} [options] [-- serve arguments]`,
-    '',
-    scenario.describe,
-    '',
-  ];
+function usage(name, scenario) {
+  const head = `Usage: node bench/run.js ${name ?? '<scenario>'} [options] [-- serve arguments]\n`;
+  if (!scenario)
+    return `${head}Scenarios: ${readdirSync(SCENARIOS)
+      .map((f) => f.replace(/\.js$/, ''))
+      .join(', ')}\n`;
+  const lines = [head, scenario.describe, ''];
   for (const [key, o] of Object.entries({ ...COMMON, ...scenario.options })) {
-    const value = o.type === 'boolean' ? '' : ` (default ${o.default ?? COMMON[key]?.default ?? 'none'})`;
-    lines.push(`  --${key.padEnd(22)} ${o.help ?? COMMON[key]?.help ?? ''}${value}`);
+    const value = o.default ?? COMMON[key]?.default;
+    lines.push(
+      `  --${key.padEnd(22)} ${o.help ?? COMMON[key].help}${value === undefined ? '' : ` (default ${value})`}`,
+    );
   }
   return `${lines.join('\n')}\n`;
-};
-
-function parse(argv) {
-  const [name, ...rest] = argv;
-  if (!name || name.startsWith('-')) throw new BenchError(usage());
-  return { name, rest };
 }
 
-function options(scenario, rest) {
+/** The scenario's options and the common ones; numbers where the default is one; serve arguments after `--`. */
+function options(scenario, args) {
   const spec = { ...COMMON };
   for (const [key, o] of Object.entries(scenario.options ?? {})) spec[key] = { ...COMMON[key], ...o };
-  const split = rest.indexOf('--');
-  const { values } = parseArgs({
-    args: split < 0 ? rest : rest.slice(0, split),
-    options: Object.fromEntries(
-      Object.entries(spec).map(([key, o]) => [
-        key,
-        { type: o.type ?? 'string', default: o.default?.toString() },
-      ]),
-    ),
-    strict: true,
-  });
-  const out = { serveArgs: split < 0 ? [] : rest.slice(split + 1) };
+  const split = args.includes('--') ? args.indexOf('--') : args.length;
+  const parsed = Object.fromEntries(
+    Object.entries(spec).map(([key, o]) => [
+      key,
+      { type: o.type ?? 'string', default: o.default?.toString() },
+    ]),
+  );
+  const { values } = parseArgs({ args: args.slice(0, split), options: parsed, strict: true });
+  const out = { serveArgs: args.slice(split + 1) };
   for (const [key, o] of Object.entries(spec)) {
-    const value = values[key];
-    if (typeof o.default !== 'number' || value === undefined) out[key] = value;
-    else if (!Number.isFinite(Number(value)) || Number(value) < 0)
-      throw new BenchError(`--${key} takes a number`);
-    else out[key] = Number(value);
+    out[key] = typeof o.default === 'number' ? Number(values[key]) : values[key];
+    if (Number.isNaN(out[key]) || out[key] < 0) throw new BenchError(`--${key} takes a number`);
   }
   return out;
 }
 
-function table(name, config, result) {
-  const lines = ['', `${name}: ${result.title ?? ''}`.trimEnd()];
+function machine() {
+  const max = (key) => Math.max(...windows.map((w) => w[key]).filter(Number.isFinite));
+  const m = { otherCpuPercent: max('otherCpuPercent'), stealPercent: max('stealPercent') };
+  return { ...m, busy: m.otherCpuPercent > BUSY_PERCENT || m.stealPercent > BUSY_PERCENT };
+}
+
+function table(name, result) {
+  const lines = ['', `${name}: ${result.title ?? ''}`];
   lines.push(`${os.cpus()[0]?.model?.trim()}, ${os.cpus().length} CPUs, Node ${process.version}`, '');
-  const rows = result.rows.map((r) => [
-    r.name,
-    r.shown ?? fmt(r.value, r.unit ?? ''),
-    r.target ? `${r.target[0]} ${fmt(r.target[1], r.unit ?? '')}` : '',
-    r.target ? (r.valid === false ? 'INVALID' : r.pass ? 'ok' : 'MISS') : '',
-  ]);
+  const verdict = (r) => (result.failures?.count ? 'INVALID' : r.pass ? 'ok' : 'MISS');
+  const rows = result.rows.map((r) => {
+    const target = r.target ? [`${r.target[0]} ${fmt(r.target[1], r.unit)}`, verdict(r)] : ['', ''];
+    return [r.name, r.shown ?? fmt(r.value, r.unit), ...target];
+  });
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), 6));
   for (const r of [['figure', 'result', 'target', ''], ...rows])
     lines.push(
@@ -91,14 +84,9 @@ function table(name, config, result) {
     );
   lines.push(...(result.notes ?? []));
   const m = machine();
-  lines.push(
-    `machine during the measured windows: other CPU up to ${fmt(m.otherCpuPercent, '%')}, steal up to ` +
-      `${fmt(m.stealPercent, '%')} (of one core)`,
-  );
-  if (m.busy)
-    lines.push(
-      'WARNING: the machine was busy with other work: these figures understate the host; measure again.',
-    );
+  const other = `other CPU up to ${fmt(m.otherCpuPercent, '%')}, steal up to ${fmt(m.stealPercent, '%')}`;
+  if (windows.length) lines.push(`machine during the measured windows: ${other} (of one core)`);
+  if (m.busy) lines.push('WARNING: the machine was busy with other work: the figures understate the host.');
   if (result.failures?.count) {
     lines.push(`FAILURES: ${result.failures.count}; these figures are not valid. Samples:`);
     lines.push(...result.failures.samples.map((s) => `  ${s}`));
@@ -106,38 +94,33 @@ function table(name, config, result) {
   return `${lines.join('\n')}\n`;
 }
 
-function machine() {
-  const max = (key) => Math.max(0, ...windows.map((w) => w[key]).filter(Number.isFinite));
-  const m = { otherCpuPercent: max('otherCpuPercent'), stealPercent: max('stealPercent') };
-  return { ...m, busy: m.otherCpuPercent > BUSY_PERCENT || m.stealPercent > BUSY_PERCENT };
-}
-
 async function main() {
-  const { name, rest } = parse(process.argv.slice(2));
+  const [name, ...args] = process.argv.slice(2);
   const file = join(SCENARIOS, `${name}.js`);
-  if (!existsSync(file)) throw new BenchError(`no scenario ${name}\n${usage()}`);
+  if (!name || !existsSync(file)) throw new BenchError(usage());
   const scenario = (await import(file)).default;
-  const opts = options(scenario, rest);
+  const opts = options(scenario, args);
   if (opts.help) return process.stdout.write(usage(name, scenario));
   if (!existsSync(join(ROOT, 'dist', 'bundle', 'cli.js'))) throw new BenchError('build first: npm run build');
+  let failWith;
+  const fatal = new Promise((_, reject) => (failWith = reject));
+  fatal.catch(() => undefined);
   const ctx = {
     options: opts,
     children: new Set(),
     configs: 0,
     stopping: false,
     progress: (text) => opts.json || process.stderr.write(`${text}\n`),
+    /** Ends the run (a host that died). */
+    fail: (error) => failWith(error),
+    /** Races `promise` against the run's failure. */
+    guard: (promise) => Promise.race([promise, fatal]),
   };
-  let failWith;
-  const fatal = new Promise((_, reject) => (failWith = reject));
-  fatal.catch(() => undefined);
-  ctx.fail = (error) => failWith(error);
-  /** Races `promise` against the run's failure (a host that died). */
-  ctx.guard = (promise) => Promise.race([promise, fatal]);
   const cleanup = async () => {
     ctx.stopping = true;
     await Promise.all([...ctx.children].map((c) => c.stop().catch(() => undefined)));
     await ctx.cleanupScenario?.();
-    if (ctx.schema) await ctx.schema.drop().catch(() => undefined);
+    await ctx.schema?.drop().catch(() => undefined);
     if (ctx.tmp) await removeDir(ctx.tmp).catch(() => undefined);
   };
   process.once('SIGINT', () => cleanup().finally(() => process.exit(130)));
@@ -148,39 +131,35 @@ async function main() {
   try {
     ctx.tmp = await tempRoot();
     ctx.dataDir = join(ctx.tmp, 'data');
-    if (opts.database) {
-      ctx.schema = await benchSchema(opts.database);
-      ctx.database = ctx.schema.url;
-    }
-    ctx.serveArgs = [
-      ...(ctx.database ? ['--database', ctx.database] : []),
-      ...(opts.redis ? ['--redis', opts.redis] : []),
-      ...opts.serveArgs,
-    ];
+    if (opts.database) ctx.schema = await benchSchema(opts.database);
+    ctx.database = ctx.schema?.url;
+    const redis = opts.redis ? ['--redis', opts.redis] : [];
+    ctx.serveArgs = [...(ctx.database ? ['--database', ctx.database] : []), ...redis, ...opts.serveArgs];
     const seeded = await ctx.guard(scenario.seed ? scenario.seed(ctx) : {});
     const result = await ctx.guard(scenario.load(ctx, seeded));
-    const exits = await Promise.all([...ctx.children].map((c) => c.stop().then((e) => [c, e])));
-    for (const [c, e] of exits) {
-      if (e.code !== 0 && c.name.startsWith('host')) {
-        result.failures ??= { count: 0, samples: [] };
-        result.failures.count++;
-        result.failures.samples.push(`the ${c.name} exited with code ${e.code}: ${c.stderr}`);
-      }
+    result.failures ??= { count: 0, samples: [] };
+    for (const c of [...ctx.children]) {
+      const { code } = await c.stop();
+      if (code === 0 || !c.name.startsWith('host')) continue;
+      result.failures.count++;
+      result.failures.samples.push(`the ${c.name} exited with code ${code}: ${c.stderr}`);
     }
-    // A row is { name, value, unit, target: [op, limit], valid, shown } or [name, value, unit, target]; a string
-    // value is shown as it is.
+    // A row is { name, value, unit, target: [op, limit], shown } or [name, value, unit, target]; a string value is
+    // shown as it is.
     result.rows = result.rows.map((r) =>
       Array.isArray(r) ? { name: r[0], value: r[1], unit: r[2], target: r[3] } : r,
     );
-    for (const r of result.rows) if (typeof r.value === 'string') [r.shown, r.value] = [r.value, undefined];
-    for (const r of result.rows)
+    for (const r of result.rows) {
+      if (typeof r.value === 'string') [r.shown, r.value] = [r.value, undefined];
       if (r.target) r.pass = r.target[0] === '<' ? r.value < r.target[1] : r.value >= r.target[1];
-    const valid = !result.failures?.count;
-    const { help: _help, json: _json, ...config } = opts;
-    if (opts.json) {
+    }
+    const valid = !result.failures.count;
+    if (!opts.json) process.stdout.write(table(name, result));
+    else {
+      const { help: _help, json: _json, ...config } = opts;
       const out = { scenario: name, config, rows: result.rows, details: result.details, machine: machine() };
       process.stdout.write(`${JSON.stringify({ ...out, failures: result.failures, valid }, null, 2)}\n`);
-    } else process.stdout.write(table(name, config, result));
+    }
     return valid ? 0 : 1;
   } finally {
     await cleanup();

@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, 'bin', 'hypernex-companion.js');
+export const BASELINES = join(ROOT, 'bench', 'harness', 'baselines.js');
 /** A module of the compiled server (dist/server). */
 export const dist = (path) => import(pathToFileURL(join(ROOT, 'dist', 'server', path)).href);
 

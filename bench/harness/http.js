@@ -74,6 +74,17 @@ export async function httpLoad(url, { connections, seconds, next, raw = false, c
   return { ...s, perSecond: s.count / seconds, failures: failed.count, failureSamples: failed.samples };
 }
 
+/** A world's meta as the CCK sends it with an upload (a new world, Windows build). */
+export const WORLD_META = {
+  Id: '',
+  Publicity: 0,
+  Name: 'Bench',
+  Description: '',
+  Tags: [],
+  ThumbnailURL: '',
+};
+Object.assign(WORLD_META, { IconURLs: [], ServerScripts: [], BuildPlatform: 0 });
+
 /** POSTs `body` as JSON to /api/v1/`path` and resolves with the envelope; throws unless success (or `expectFail`). */
 export async function post(url, path, body, { expectFail = false } = {}) {
   const res = await fetch(new URL(`/api/v1/${path}`, url), {

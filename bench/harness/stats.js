@@ -14,6 +14,9 @@ export function summary(values) {
 }
 
 export const median = (values) => summary(values).p50;
+/** Quantiles of a summary as "a / b ms". */
+export const spread = (s, keys = ['p50', 'p99'], digits = 2) =>
+  `${keys.map((k) => s[k].toFixed(digits)).join(' / ')} ms`;
 
 /** A list of problems keeping the first few distinct messages. */
 export function problems() {
@@ -24,6 +27,12 @@ export function problems() {
   };
   return out;
 }
+
+/** The failures of several loads (httpLoad results) together. */
+export const failuresOf = (results) => ({
+  count: results.reduce((sum, r) => sum + r.failures, 0),
+  samples: results.flatMap((r) => r.failureSamples).slice(0, 8),
+});
 
 const finite = (f) => (n) => (Number.isFinite(n) ? f(n) : 'n/a');
 const int = finite((n) => Math.round(n).toLocaleString('en-US'));
@@ -39,4 +48,4 @@ export const show = {
   us: finite((n) => `${int(n)} us`),
   '': int,
 };
-export const fmt = (value, unit) => (show[unit] ?? ((n) => `${int(n)} ${unit}`))(value);
+export const fmt = (value, unit = '') => (show[unit] ?? ((n) => `${int(n)} ${unit}`))(value);

@@ -2,8 +2,9 @@
 import { cpuWindow, procMemory, startHost } from '../harness/host.js';
 import { httpLoad } from '../harness/http.js';
 import { PASSWORD, seedUsers } from '../harness/seed.js';
+import { failuresOf } from '../harness/stats.js';
 
-const LOGIN_CLIENTS = 16;
+const STORM = 16;
 
 /** Requests of one kind, cycling through the users (two requests in flight never share a user). */
 function requests(users, kind) {
@@ -38,7 +39,7 @@ function requests(users, kind) {
 export default {
   describe:
     'getUser and acknowledged updateBio throughput and p50/p99 with many users; getUser p99 during a login storm ' +
-    `(${LOGIN_CLIENTS} clients logging in); startup time and memory. With --database: the same on PostgreSQL.`,
+    `(${STORM} clients logging in); startup time and memory. With --database: the same on PostgreSQL.`,
   options: {
     users: { default: 10_000, help: 'users to seed' },
     clients: { default: 64, help: 'concurrent clients (keep-alive connections)' },
@@ -52,105 +53,63 @@ export default {
     const host = await startHost(ctx);
     const afterStartup = await procMemory(host.pid);
     const phases = {};
+    const load = (connections, kind, seconds = o.seconds) =>
+      httpLoad(host.url, { connections, seconds, next: requests(users, kind) });
     const run = async (name, mix) => {
-      ctx.progress(
-        `${name}: ${Object.entries(mix)
-          .map(([k, n]) => `${n} ${k}`)
-          .join(' + ')} clients, ${o.seconds} s`,
-      );
+      ctx.progress(`${name}: ${JSON.stringify(mix)} clients, ${o.seconds} s`);
       const end = await cpuWindow(host.pid);
-      const kinds = Object.entries(mix).map(([kind, connections]) =>
-        httpLoad(host.url, { connections, seconds: o.seconds, next: requests(users, kind) }).then((r) => [
-          kind,
-          r,
-        ]),
-      );
-      const out = Object.fromEntries(await Promise.all(kinds));
+      const done = await Promise.all(Object.entries(mix).map(([kind, n]) => load(n, kind)));
       const cpu = await end();
-      const total = Object.values(out).reduce((sum, r) => sum + r.count, 0);
-      phases[name] = { kinds: out, cpu, mainMicrosPerRequest: (1e6 * cpu.mainSeconds) / total };
+      const kinds = Object.fromEntries(Object.keys(mix).map((kind, i) => [kind, done[i]]));
+      phases[name] = {
+        kinds,
+        cpu,
+        mainMicros: (1e6 * cpu.mainSeconds) / done.reduce((n, r) => n + r.count, 0),
+      };
     };
-    if (o.warmup > 0)
-      await httpLoad(host.url, {
-        connections: o.clients,
-        seconds: o.warmup,
-        next: requests(users, 'getUser'),
-      });
+    if (o.warmup > 0) await load(o.clients, 'getUser', o.warmup);
     const want = o.phases.split(',');
     if (want.includes('getUser')) await run('getUser', { getUser: o.clients });
     if (want.includes('updateBio')) await run('updateBio', { updateBio: o.clients });
-    if (want.includes('loginStorm'))
-      await run('loginStorm', { getUser: o.clients - LOGIN_CLIENTS, login: LOGIN_CLIENTS });
+    if (want.includes('loginStorm')) await run('loginStorm', { getUser: o.clients - STORM, login: STORM });
     const afterLoad = await procMemory(host.pid);
 
-    const rows = [{ name: 'startup', value: host.startupMs, unit: 'ms', target: ['<', 1000] }];
-    const failures = { count: 0, samples: [] };
-    const latency = (label, r, p99Target) => {
-      rows.push({
-        name: `${label} p99`,
-        value: r.p99,
-        unit: 'ms',
-        target: p99Target && ['<', p99Target],
-        valid: !r.failures,
-      });
-      rows.push({ name: `${label} p50`, value: r.p50, unit: 'ms' });
-    };
-    for (const [name, p] of Object.entries(phases)) {
-      for (const r of Object.values(p.kinds)) {
-        failures.count += r.failures;
-        failures.samples.push(...r.failureSamples.map((s) => `${name}: ${s}`));
-      }
-    }
-    if (phases.getUser) {
-      const r = phases.getUser.kinds.getUser;
-      rows.push({
-        name: 'getUser throughput',
-        value: r.perSecond,
-        unit: 'req/s',
-        target: ['>=', 5000],
-        valid: !r.failures,
-      });
-      latency('getUser', r, 20);
-    }
-    if (phases.updateBio) {
-      const r = phases.updateBio.kinds.updateBio;
-      rows.push({
-        name: 'updateBio throughput',
-        value: r.perSecond,
-        unit: 'req/s',
-        target: ['>=', 1000],
-        valid: !r.failures,
-      });
-      latency('updateBio', r, 250);
+    const rows = [['startup', host.startupMs, 'ms', ['<', 1000]]];
+    const latency = (label, r, p99) =>
+      rows.push([`${label} p99`, r.p99, 'ms', p99 && ['<', p99]], [`${label} p50`, r.p50, 'ms']);
+    for (const [kind, rps, p99] of [
+      ['getUser', 5000, 20],
+      ['updateBio', 1000, 250],
+    ]) {
+      const r = phases[kind]?.kinds[kind];
+      if (r) rows.push([`${kind} throughput`, r.perSecond, 'req/s', ['>=', rps]]);
+      if (r) latency(kind, r, p99);
     }
     if (phases.loginStorm) {
       const { getUser, login } = phases.loginStorm.kinds;
       latency('storm: getUser', getUser, 50);
-      rows.push({ name: 'storm: getUser rate', value: getUser.perSecond, unit: 'req/s' });
-      rows.push({
-        name: 'storm: logins',
-        value: login.perSecond,
-        unit: '/s',
-        shown: `${login.perSecond.toFixed(1)} /s`,
-      });
+      rows.push(
+        ['storm: getUser rate', getUser.perSecond, 'req/s'],
+        ['storm: logins', `${login.perSecond.toFixed(1)} /s`],
+      );
       latency('storm: login', login);
     }
-    for (const [name, p] of Object.entries(phases)) {
-      rows.push({
-        name: `${name}: server CPU / main`,
-        shown: `${Math.round(p.cpu.serverCpuPercent)}% / ${Math.round(p.cpu.mainCpuPercent)}%`,
-      });
-      rows.push({ name: `${name}: main thread per request`, value: p.mainMicrosPerRequest, unit: 'us' });
+    for (const [name, { cpu, mainMicros }] of Object.entries(phases)) {
+      rows.push([
+        `${name}: server CPU / main`,
+        `${Math.round(cpu.serverCpuPercent)}% / ${Math.round(cpu.mainCpuPercent)}%`,
+      ]);
+      rows.push([`${name}: main thread per request`, mainMicros, 'us']);
     }
-    rows.push({ name: 'RSS after startup', value: afterStartup.rssMiB, unit: 'MiB' });
-    rows.push({ name: 'RSS after load', value: afterLoad.rssMiB, unit: 'MiB' });
-    rows.push({ name: 'peak RSS', value: afterLoad.hwmMiB, unit: 'MiB' });
+    rows.push(['RSS after startup', afterStartup.rssMiB, 'MiB'], ['RSS after load', afterLoad.rssMiB, 'MiB']);
+    rows.push(['peak RSS', afterLoad.hwmMiB, 'MiB']);
+    const store = o.database ? 'PostgreSQL' : 'embedded';
     return {
-      title: `${users.length} users, ${o.clients} clients, ${o.seconds} s per phase, ${o.database ? 'PostgreSQL' : 'embedded'} store, seeded in ${(seedMs / 1000).toFixed(1)} s`,
+      title: `${users.length} users, ${o.clients} clients, ${o.seconds} s per phase, ${store} store, seeded in ${(seedMs / 1000).toFixed(1)} s`,
       rows,
       notes: ["CPU in % of one core; main: the host's event-loop thread."],
       details: { phases, memory: { afterStartup, afterLoad } },
-      failures,
+      failures: failuresOf(Object.values(phases).flatMap((p) => Object.values(p.kinds))),
     };
   },
 };

@@ -3,9 +3,9 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BenchError, cpuWindow, procMemory, startHost } from '../harness/host.js';
-import { post } from '../harness/http.js';
+import { WORLD_META, post } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
-import { messageName, socketDriver, userAuth } from '../harness/socket.js';
+import { messageName, socketDriver, userAuth, userMessage } from '../harness/socket.js';
 import { problems, summary } from '../harness/stats.js';
 
 const TOKEN = 'instances-bench-game-server-token';
@@ -14,16 +14,6 @@ const CONFIG = {
   limits: { connectionsPerAddress: 100_000, connections: 100_000 },
 };
 const STEP_TIMEOUT_MS = 10_000;
-const META = {
-  Publicity: 0,
-  Name: 'Bench Plaza',
-  Description: '',
-  Tags: [],
-  ThumbnailURL: '',
-  IconURLs: [],
-  ServerScripts: [],
-  BuildPlatform: 0,
-};
 
 /** Game servers signed in with the host's game-server token, claiming and readying what they are handed. */
 async function gameServers(driver, url, count) {
@@ -58,34 +48,23 @@ async function createInstances(driver, url, owner, worldId, ids, perServer) {
   let sent = 0;
   let done;
   const finished = new Promise((resolveDone) => (done = resolveDone));
-  const request = () =>
-    ws.send({
-      userId: owner.id,
-      tokenContent: owner.token,
-      message: 'RequestNewInstance',
-      args: { worldId, instancePublicity: 0, instanceProtocol: 0, gameServerId: ids[sent++ % ids.length] },
-    });
+  const args = (gameServerId) => ({ worldId, instancePublicity: 0, instanceProtocol: 0, gameServerId });
+  const request = () => ws.send(userMessage(owner, 'RequestNewInstance', args(ids[sent++ % ids.length])));
   const ws = await driver.open(url, {
     auth: userAuth(owner),
     onMessage(data) {
       const { message, result } = JSON.parse(data.toString());
       if (message === 'instanceopened') byServer.get(result.gameServerId).push(result.instanceId);
-      if (
-        message !== 'updatedinstance' ||
-        !result.instanceMeta.Readied ||
-        ready.has(result.instanceMeta.InstanceId)
-      )
-        return;
-      ready.add(result.instanceMeta.InstanceId);
+      const meta = message === 'updatedinstance' && result.instanceMeta;
+      if (!meta?.Readied || ready.has(meta.InstanceId)) return;
+      ready.add(meta.InstanceId);
       if (sent < total) request();
       if (ready.size === total) done();
     },
   });
   for (let i = 0; i < Math.min(50, total); i++) request();
-  await Promise.race([
-    finished,
-    sleep(60_000).then(() => Promise.reject(new BenchError(`only ${ready.size} instances ready`))),
-  ]);
+  const late = sleep(60_000).then(() => Promise.reject(new BenchError(`only ${ready.size} instances ready`)));
+  await Promise.race([finished, late]);
   ws.close();
   return Array.from({ length: total }, (_, k) => {
     const gameServerId = ids[k % ids.length];
@@ -171,10 +150,7 @@ export default {
     idle: { default: 10_000, help: 'idle verified sockets added in the idle phase' },
     'game-servers': { default: 20, help: 'game servers' },
     'instances-per-server': { default: 20, help: 'instances on each' },
-    quiet: {
-      default: 10,
-      help: 'seconds without load measuring background CPU before each paced phase (0: none)',
-    },
+    quiet: { default: 10, help: 'seconds measuring the background CPU before each paced phase (0: none)' },
     warmup: { default: 1, help: 'seconds of unreported load before each phase' },
     phases: { default: 'small,main,idle,saturation', help: 'a subset of small,main,idle,saturation' },
   },
@@ -185,46 +161,36 @@ export default {
         for (let i = 0; i < n; i++) list.push(await api.user({ username: `${prefix}${i}` }));
         return list;
       };
-      const owner = await api.user({ username: 'owner' });
-      const users = await make(ctx.options.users, 'bench');
+      const idle = ctx.options.phases.includes('idle') ? ctx.options.idle : 0;
       return {
-        owner,
-        users,
-        idle: ctx.options.phases.includes('idle') ? await make(ctx.options.idle, 'idle') : [],
+        owner: await api.user({ username: 'owner' }),
+        users: await make(ctx.options.users, 'bench'),
+        idle: await make(idle, 'idle'),
       };
     }),
 
   async load(ctx, seeded) {
     const o = ctx.options;
     const host = await startHost(ctx, { config: CONFIG, args: ['--game-server-token', TOKEN] });
+    const { owner } = seeded;
     const file = { name: 'w.hnw', data: Buffer.from('instances bench world').toString('base64') };
-    const upload = await post(host.url, 'upload', {
-      userid: seeded.owner.id,
-      tokenContent: seeded.owner.token,
+    const world = await post(host.url, 'upload', {
+      userid: owner.id,
+      tokenContent: owner.token,
       file,
-      worldMeta: META,
+      worldMeta: WORLD_META,
     });
     const driver = socketDriver();
-    ctx.progress(
-      `${o['game-servers']} game servers, ${o['game-servers'] * o['instances-per-server']} instances ...`,
-    );
-    const servers = await ctx.guard(gameServers(driver, host.wsUrl, o['game-servers']));
+    const [count, per] = [o['game-servers'], o['instances-per-server']];
+    ctx.progress(`${count} game servers, ${count * per} instances ...`);
+    const servers = await ctx.guard(gameServers(driver, host.wsUrl, count));
+    const ids = servers.map((g) => g.id);
     const instances = await ctx.guard(
-      createInstances(
-        driver,
-        host.wsUrl,
-        seeded.owner,
-        upload.result.WorldId,
-        servers.map((g) => g.id),
-        o['instances-per-server'],
-      ),
+      createInstances(driver, host.wsUrl, owner, world.result.WorldId, ids, per),
     );
     const errors = problems();
-    const users = seeded.users.map((u) => ({
-      ...u,
-      state: 'offline',
-      prefix: `{"userId":"${u.id}","tokenContent":"${u.token}","message":"`,
-    }));
+    const prefix = (u) => `{"userId":"${u.id}","tokenContent":"${u.token}","message":"`;
+    const users = seeded.users.map((u) => ({ ...u, state: 'offline', prefix: prefix(u) }));
     const connect = async (n) => {
       const todo = users.slice(0, n).filter((u) => u.state === 'offline');
       const { sockets } = await driver.openAll(host.wsUrl, todo, (u) => ({
@@ -245,20 +211,19 @@ export default {
         const quiet = await end();
         background = quiet.serverSeconds / quiet.wallSeconds;
       }
-      ctx.progress(
-        `${name}: ${active} users on ${share.length} instances, ${rate || 'closed loop'} joins/s, ${sockets} sockets`,
-      );
+      ctx.progress(`${name}: ${active} users, ${share.length} instances, ${rate || 'closed loop'} joins/s`);
       const end = await cpuWindow(host.pid);
       const run = await ctx.guard(joinRun(list, share, rate, o.seconds * 1000, errors));
       const cpu = await end();
       const per = (seconds) => (1e6 * seconds) / run.count;
+      const net = per(cpu.serverSeconds - background * cpu.wallSeconds);
       phases[name] = {
         ...run,
         rate,
         sockets,
         cpu,
         micros: per(cpu.serverSeconds),
-        net: per(cpu.serverSeconds - background * cpu.wallSeconds),
+        net,
         main: per(cpu.mainSeconds),
       };
     };
@@ -283,33 +248,21 @@ export default {
     if (driver.dropped) errors.add(`${driver.dropped} sockets closed by the host`);
     driver.closeAll();
     const rows = [];
+    const ms = (p) => `${p.p50.toFixed(2)} / ${p.p99.toFixed(2)} / ${p.max.toFixed(1)} ms`;
     for (const [name, p] of Object.entries(phases)) {
-      rows.push([
-        `${name} (${p.sockets} sockets): join p50 / p99 / max`,
-        `${p.p50.toFixed(2)} / ${p.p99.toFixed(2)} / ${p.max.toFixed(1)} ms`,
-      ]);
+      rows.push([`${name} (${p.sockets} sockets): join p50 / p99 / max`, ms(p)]);
       if (name === 'main') rows.push(['main: join p99', p.p99, 'ms', ['<', 20]]);
       if (p.rate) rows.push([`${name}: joins/s of those offered`, p.perSecond / p.rate, 'x', ['>=', 0.95]]);
       else rows.push([`${name}: joins/s`, p.perSecond, '/s']);
-      rows.push([
-        `${name}: host CPU per join, net / gross / main`,
-        `${Math.round(p.net)} / ${Math.round(p.micros)} / ${Math.round(p.main)} us`,
-      ]);
+      const cpu = [p.net, p.micros, p.main].map(Math.round).join(' / ');
+      rows.push([`${name}: host CPU per join, net / gross / main`, `${cpu} us`]);
     }
-    for (const name of ['main', 'idle'])
-      if (phases.small && phases[name])
-        rows.push([
-          `CPU/join growth ${name} vs small (net)`,
-          phases[name].net / phases.small.net,
-          'x',
-          ['<', 1.25],
-        ]);
+    for (const name of ['main', 'idle']) {
+      const growth = phases[name]?.net / phases.small?.net;
+      if (growth) rows.push([`CPU/join growth ${name} vs small (net)`, growth, 'x', ['<', 1.25]]);
+    }
     rows.push(['host RSS at the end', memory.rssMiB, 'MiB']);
-    return {
-      title: `${instances.length} instances on ${servers.length} game servers, ${o.seconds} s per phase`,
-      rows,
-      details: { phases },
-      failures: errors,
-    };
+    const title = `${instances.length} instances on ${servers.length} game servers, ${o.seconds} s per phase`;
+    return { title, rows, details: { phases }, failures: errors };
   },
 };

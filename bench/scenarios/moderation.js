@@ -5,42 +5,40 @@ import { join } from 'node:path';
 import { cpuWindow, procIo, procMemory, startHost } from '../harness/host.js';
 import { httpLoad } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
-import { fmt } from '../harness/stats.js';
+import { failuresOf, fmt } from '../harness/stats.js';
 
 const MODERATOR = 4;
-const ACTIONS = ['warnuser', 'unwarnuser', 'banuser', 'unbanuser', 'addbadge', 'removebadge', 'setrank'];
-const REASONS = [
-  'Spamming in chat',
-  'Harassing other players',
-  'Inappropriate avatar',
-  'Griefing a public world',
-];
-const DESCRIPTION =
-  'Reported by several players in the lobby; kept doing it after a verbal warning. Next: a ban.';
+const REASONS = ['Spamming in chat', 'Harassing other players', 'Inappropriate avatar', 'Griefing a world'];
+const DESCRIPTION = 'Reported by several players in the lobby; kept doing it after a verbal warning.';
+const BAN = { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' };
+const WARN = { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' };
 
-const blank = (target) => ({
-  Id: target.id,
-  Username: target.username,
-  Rank: 2,
-  Badges: [],
-  BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
-  BanCount: 0,
-  WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
-  WarnCount: 0,
-  isBanned: false,
-});
-
-/** A year of history shaped as server/services/moderation.ts ModerationLogEntry, each `before` the last `after`. */
+/**
+ * A year of history shaped as server/services/moderation.ts ModerationLogEntry (warnings, bans, badges and ranks
+ * in turn, with their fields), each entry's `before` the previous `after` of its target.
+ */
 function* history(count, moderators, targets, now) {
   const states = new Map();
   for (let i = 0; i < count; i++) {
-    const moderator = moderators[i % moderators.length];
-    const target = targets[(i * 7919) % targets.length];
+    const [moderator, target] = [moderators[i % moderators.length], targets[(i * 7919) % targets.length]];
     const time = now - 365 * 86_400 + Math.floor((i * 365 * 86_400) / count);
-    const before = states.get(target.id) ?? blank(target);
+    const blank = {
+      Id: target.id,
+      Username: target.username,
+      Rank: 2,
+      Badges: [],
+      BanStatus: BAN,
+      BanCount: 0,
+    };
+    const before = states.get(target.id) ?? { ...blank, WarnStatus: WARN, WarnCount: 0, isBanned: false };
     const after = structuredClone(before);
-    const action = ACTIONS[(i * 31) % ACTIONS.length];
     const reason = REASONS[i % REASONS.length];
+    const action = [
+      before.WarnStatus.isWarned ? 'unwarnuser' : 'warnuser',
+      before.isBanned ? 'unbanuser' : 'banuser',
+      before.Badges.length ? 'removebadge' : 'addbadge',
+      'setrank',
+    ][i % 4];
     let fields = {};
     if (action === 'warnuser') {
       after.WarnStatus = {
@@ -51,37 +49,33 @@ function* history(count, moderators, targets, now) {
       };
       after.WarnCount++;
       fields = { warnReason: reason, warnDescription: DESCRIPTION };
-    } else if (action === 'unwarnuser') after.WarnStatus.isWarned = false;
-    else if (action === 'banuser') {
-      const timeEnd = time + 86_400;
+    }
+    if (action === 'banuser') {
+      fields = { banReason: reason, banDescription: DESCRIPTION, timeEnd: time + 86_400 };
       after.BanStatus = {
         isBanned: true,
         BanBegin: time,
-        BanEnd: timeEnd,
+        BanEnd: fields.timeEnd,
         BanReason: reason,
-        BanDescription: '',
+        BanDescription: DESCRIPTION,
       };
       after.BanCount++;
-      fields = { banReason: reason, banDescription: '', timeEnd };
-    } else if (action === 'unbanuser') after.BanStatus.isBanned = false;
-    else if (action === 'addbadge') after.Badges = [...new Set([...after.Badges, 'supporter'])];
-    else if (action === 'removebadge') after.Badges = [];
-    else after.Rank = before.Rank === 2 ? 3 : 2;
+    }
+    if (action === 'unwarnuser') after.WarnStatus.isWarned = false;
+    if (action === 'unbanuser') after.BanStatus.isBanned = false;
+    if (action.endsWith('badge'))
+      [after.Badges, fields] = [before.Badges.length ? [] : ['supporter'], { badgeName: 'supporter' }];
+    if (action === 'setrank') fields = { newRank: (after.Rank = before.Rank === 2 ? 3 : 2) };
     after.isBanned = after.BanStatus.isBanned;
     states.set(target.id, after);
-    yield {
+    const entry = {
       id: `modlog_bench_${i}`,
       seq: 0,
       time,
       moderatorId: moderator.id,
       moderatorName: moderator.username,
-      action,
-      targetUserId: target.id,
-      targetName: target.username,
-      fields,
-      before,
-      after,
     };
+    yield { ...entry, action, targetUserId: target.id, targetName: target.username, fields, before, after };
   }
 }
 
@@ -187,78 +181,44 @@ export default {
   },
 
   async load(ctx) {
-    const sizes = ctx.options.logs
-      .split(',')
-      .map(Number)
-      .sort((a, b) => a - b);
+    const sizes = ctx.options.logs.split(',').map(Number);
     const runs = [];
-    for (const [i, entries] of sizes.entries()) runs.push(await runLogSize(ctx, entries, i));
+    for (const [i, entries] of sizes.sort((a, b) => a - b).entries())
+      runs.push(await runLogSize(ctx, entries, i));
     const ref = runs.find((x) => x.entries === 100_000) ?? runs.at(-1);
     const rows = [
-      {
-        name: `actions/s (${ref.entries} log)`,
-        value: ref.perSecond,
-        unit: '/s',
-        target: ['>=', 1000],
-        valid: !ref.failures,
-      },
-      {
-        name: `p99 (${ref.entries} log)`,
-        value: ref.p99,
-        unit: 'ms',
-        target: ['<', 250],
-        valid: !ref.failures,
-      },
+      [`actions/s (${ref.entries} log)`, ref.perSecond, '/s', ['>=', 1000]],
+      [`p99 (${ref.entries} log)`, ref.p99, 'ms', ['<', 250]],
     ];
     if (runs.length > 1) {
       const [small, large] = [runs[0], runs.at(-1)];
-      const growth = (key) => large[key] / small[key];
+      const growth = (of) => of(large) / of(small);
       const vs = `${large.entries} vs ${small.entries}`;
-      const bytes = (x) => x.logBytesPerAction + x.userFileBytes;
-      rows.push({
-        name: `bytes/action growth ${vs}`,
-        value: bytes(large) / bytes(small),
-        unit: 'x',
-        target: ['<', 1.1],
-      });
-      rows.push({
-        name: `dirtied B/action growth ${vs}`,
-        value: growth('dirtiedPerAction'),
-        unit: 'x',
-        target: ['<', 1.1],
-      });
-      rows.push({
-        name: `CPU/action growth ${vs}`,
-        value: growth('cpuMicrosPerAction'),
-        unit: 'x',
-        target: ['<', 1.25],
-      });
+      rows.push([
+        `bytes/action growth ${vs}`,
+        growth((x) => x.logBytesPerAction + x.userFileBytes),
+        'x',
+        ['<', 1.1],
+      ]);
+      rows.push([`dirtied B/action growth ${vs}`, growth((x) => x.dirtiedPerAction), 'x', ['<', 1.1]]);
+      rows.push([`CPU/action growth ${vs}`, growth((x) => x.cpuMicrosPerAction), 'x', ['<', 1.25]]);
     }
     for (const x of runs) {
       const at = `log ${x.entries} (${x.logMiB.toFixed(1)} MiB)`;
-      rows.push({ name: `${at}: startup`, value: x.startupMs, unit: 'ms' });
-      rows.push({
-        name: `${at}: actions/s, p50 / p99`,
-        shown: `${fmt(x.perSecond, '')} /s, ${fmt(x.p50, 'ms')} / ${fmt(x.p99, 'ms')}`,
-      });
-      rows.push({
-        name: `${at}: log B + user file B / action`,
-        shown: `${fmt(x.logBytesPerAction, '')} + ${fmt(x.userFileBytes, '')}`,
-      });
-      rows.push({
-        name: `${at}: wchar / dirtied B / writes per action`,
-        shown: `${fmt(x.wcharPerAction, '')} / ${fmt(x.dirtiedPerAction, '')} / ${x.writesPerAction.toFixed(2)}`,
-      });
-      rows.push({ name: `${at}: CPU per action`, value: x.cpuMicrosPerAction, unit: 'us' });
-      rows.push({
-        name: `${at}: RSS / peak after startup`,
-        shown: `${fmt(x.afterStartup.rssMiB, 'MiB')} / ${fmt(x.afterStartup.hwmMiB, 'MiB')}`,
-      });
-    }
-    const failures = { count: 0, samples: [] };
-    for (const x of runs) {
-      failures.count += x.failures;
-      failures.samples.push(...x.failureSamples);
+      const n = (v) => fmt(v, '');
+      rows.push([`${at}: startup`, x.startupMs, 'ms']);
+      rows.push([
+        `${at}: actions/s, p50 / p99`,
+        `${n(x.perSecond)} /s, ${fmt(x.p50, 'ms')} / ${fmt(x.p99, 'ms')}`,
+      ]);
+      rows.push([`${at}: log B + user file B / action`, `${n(x.logBytesPerAction)} + ${n(x.userFileBytes)}`]);
+      const io = `${n(x.wcharPerAction)} / ${n(x.dirtiedPerAction)} / ${x.writesPerAction.toFixed(2)}`;
+      rows.push([`${at}: wchar / dirtied B / writes per action`, io]);
+      rows.push([`${at}: CPU per action`, x.cpuMicrosPerAction, 'us']);
+      rows.push([
+        `${at}: RSS / peak after startup`,
+        `${fmt(x.afterStartup.rssMiB, 'MiB')} / ${fmt(x.afterStartup.hwmMiB, 'MiB')}`,
+      ]);
     }
     return {
       title: `${ctx.options.users} users, ${ctx.options.clients} moderators, ${ctx.options.seconds} s per log size`,
@@ -267,7 +227,7 @@ export default {
         'dirtied: page-cache bytes written for storage (/proc/PID/io write_bytes); wchar: bytes to write calls.',
       ],
       details: { runs },
-      failures,
+      failures: failuresOf(runs),
     };
   },
 };

@@ -4,7 +4,15 @@ import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BenchError, ROOT, cpuWindow, fdLimit, procMemory, startHost, startNode } from '../harness/host.js';
+import {
+  BASELINES,
+  BenchError,
+  cpuWindow,
+  fdLimit,
+  procMemory,
+  startHost,
+  startNode,
+} from '../harness/host.js';
 import { seed } from '../harness/seed.js';
 import { messageName, socketDriver, userAuth } from '../harness/socket.js';
 import { problems, summary } from '../harness/stats.js';
@@ -19,74 +27,70 @@ const CONFIG = {
 const PROBE =
   "import{writeFileSync}from'node:fs';process.on('SIGUSR2',()=>{globalThis.gc();globalThis.gc();" +
   'writeFileSync(process.env.HYPERNEX_BENCH_PROBE,JSON.stringify(process.memoryUsage()))});';
-const DRAIN_MS = 10_000;
-const ACK_MS = 30_000;
 
 /**
- * Keeps `window` requests in flight among the friends' sockets for `ms`: a request is in flight from its send
- * until the target gets gotinviterequest (at most one per sender-target pair), and, on the host, until the sender
- * gets its durable answer (sentinviterequest).
+ * Keeps `window` requests in flight among the friends' sockets for `ms`. A request is in flight from its send
+ * until the target gets gotinviterequest (one per sender-target pair at most) and, on the host, until the sender
+ * gets its durable answer. Stragglers get 10 s (answers 30 s), then count as lost.
  */
 function inviteRun(t, window, ms) {
   const n = t.ids.length;
-  const r = { inFlight: new Map(), acks: new Map(), ackOut: 0, sent: 0, inWindow: 0, lat: [], ackLat: [] };
-  const started = performance.now();
-  const deadline = started + ms;
+  const r = { inFlight: new Map(), acks: new Map(), ackOut: 0, inWindow: 0, lat: [], ackLat: [] };
+  const deadline = performance.now() + ms;
   let sending = true;
-  return new Promise((resolveRun) => {
-    const finish = () => {
-      if (!t.run) return;
-      t.run = null;
-      [deadlineTimer, drain, ackTimer].forEach(clearTimeout);
-      resolveRun({ ...r, lost: r.inFlight.size, acksMissing: r.ackOut, perSecond: r.inWindow / (ms / 1000) });
-    };
-    const pump = () => {
-      while (sending && r.inFlight.size < window && performance.now() < deadline) {
-        const s = Math.floor(Math.random() * n);
-        let to = Math.floor(Math.random() * (n - 1));
-        if (to >= s) to++;
-        const key = s * n + to;
-        if (r.inFlight.has(key)) continue;
-        const at = performance.now();
-        r.inFlight.set(key, at);
-        if (!t.relay) {
-          r.acks.set(key, [...(r.acks.get(key) ?? []), at]);
-          r.ackOut++;
-        }
-        t.sockets[s].send(t.payload(s, to));
-        r.sent++;
-      }
-      if (!sending && r.inFlight.size === 0 && r.ackOut === 0) finish();
-    };
-    t.run = {
-      delivered(key) {
-        const at = performance.now();
-        const sentAt = r.inFlight.get(key);
-        if (sentAt === undefined) return t.errors.add('a gotinviterequest nobody was waiting for');
-        r.inFlight.delete(key);
-        r.lat.push(at - sentAt);
-        if (at <= deadline) r.inWindow++;
-        pump();
-      },
-      answered(key, ok, reason) {
-        const sentAt = r.acks.get(key)?.shift();
-        if (sentAt === undefined) return t.errors.add('an answer for no request in flight');
-        r.ackOut--;
-        if (ok) r.ackLat.push(performance.now() - sentAt);
-        else {
-          t.errors.add(`failedtorequestinvite ${reason}`);
-          r.inFlight.delete(key);
-        }
-        pump();
-      },
-    };
-    const deadlineTimer = setTimeout(() => {
-      sending = false;
+  let done;
+  const finished = new Promise((resolveRun) => (done = resolveRun));
+  const pump = () => {
+    while (sending && r.inFlight.size < window) {
+      const s = Math.floor(Math.random() * n);
+      const to = (s + 1 + Math.floor(Math.random() * (n - 1))) % n;
+      if (r.inFlight.has(s * n + to)) continue;
+      r.inFlight.set(s * n + to, performance.now());
+      if (!t.relay) r.acks.set(s * n + to, [...(r.acks.get(s * n + to) ?? []), performance.now()]);
+      if (!t.relay) r.ackOut++;
+      t.sockets[s].send(t.payload(s, to));
+    }
+    if (!sending && r.inFlight.size === 0 && r.ackOut === 0) done();
+  };
+  t.run = {
+    delivered(key) {
+      const sentAt = r.inFlight.get(key);
+      if (sentAt === undefined) return t.errors.add('a gotinviterequest nobody was waiting for');
+      r.inFlight.delete(key);
+      r.lat.push(performance.now() - sentAt);
+      if (performance.now() <= deadline) r.inWindow++;
       pump();
-    }, ms);
-    const drain = setTimeout(() => r.inFlight.size > 0 && finish(), ms + DRAIN_MS);
-    const ackTimer = setTimeout(finish, ms + ACK_MS);
+    },
+    answered(key, ok, reason) {
+      const sentAt = r.acks.get(key)?.shift();
+      if (sentAt === undefined) return t.errors.add('an answer for no request in flight');
+      r.ackOut--;
+      if (ok) r.ackLat.push(performance.now() - sentAt);
+      else {
+        t.errors.add(`failedtorequestinvite ${reason}`);
+        r.inFlight.delete(key);
+      }
+      pump();
+    },
+  };
+  const stop = () => {
+    sending = false;
     pump();
+  };
+  const timers = [setTimeout(stop, ms), setTimeout(() => r.inFlight.size > 0 && done(), ms + 10_000)];
+  timers.push(setTimeout(done, ms + 30_000));
+  pump();
+  return finished.then(() => {
+    timers.forEach(clearTimeout);
+    t.run = null;
+    if (r.inFlight.size) t.errors.add(`${r.inFlight.size} requests never delivered`);
+    if (r.ackOut) t.errors.add(`${r.ackOut} sentinviterequest answers missing`);
+    return {
+      perSecond: r.inWindow / (ms / 1000),
+      inWindow: r.inWindow,
+      lat: summary(r.lat),
+      ack: summary(r.ackLat),
+    };
   });
 }
 
@@ -95,7 +99,7 @@ async function throughput(ctx, kind, friends) {
   const o = ctx.options;
   const relay = kind === 'relay';
   const target = relay
-    ? await startNode(ctx, 'relay', [join(ROOT, 'bench', 'harness', 'baselines.js'), 'relay'])
+    ? await startNode(ctx, 'relay', [BASELINES, 'relay'])
     : await startHost(ctx, { config: CONFIG });
   const wsUrl = `ws://${target.url.host}/`;
   const ids = friends.map((u) => u.id);
@@ -108,27 +112,19 @@ async function throughput(ctx, kind, friends) {
   const onMessage = (i) => (data) => {
     if (messageName(data) === 'friendstatus') return t.friendStatus++;
     const { message: name, result } = JSON.parse(data.toString('utf8'));
+    const ok = name === 'sentinviterequest';
     if (name === 'gotinviterequest') t.run?.delivered(index.get(result.fromUserId) * ids.length + i);
-    else if (name === 'sentinviterequest' || name === 'failedtorequestinvite')
-      t.run?.answered(
-        i * ids.length + index.get(result.targetUserId),
-        name === 'sentinviterequest',
-        result.reason,
-      );
+    else if (ok || name === 'failedtorequestinvite')
+      t.run?.answered(i * ids.length + index.get(result.targetUserId), ok, result.reason);
     else t.errors.add(`unexpected ${name}`);
   };
   ctx.progress(`  ${kind}: connecting ${friends.length} sockets ...`);
-  const { sockets, ms: connectMs } = await ctx.guard(
-    driver.openAll(
-      wsUrl,
-      friends,
-      (u, i) =>
-        relay
-          ? { url: `${wsUrl}?id=${u.id}`, onMessage: onMessage(i) }
-          : { auth: userAuth(u), onMessage: onMessage(i) },
-      100,
-    ),
-  );
+  const options = (u, i) => ({
+    url: relay ? `${wsUrl}?id=${u.id}` : wsUrl,
+    auth: !relay && userAuth(u),
+    onMessage: onMessage(i),
+  });
+  const { sockets, ms: connectMs } = await ctx.guard(driver.openAll(wsUrl, friends, options, 100));
   t.sockets = sockets;
   await driver.quiet();
   if (o.warmup > 0) await ctx.guard(inviteRun(t, o.window, o.warmup * 1000));
@@ -137,24 +133,11 @@ async function throughput(ctx, kind, friends) {
   await sleep(o.seconds * 1000); // CPU over the sending window only
   const cpu = await end();
   const run = await ctx.guard(running);
+  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by the ${kind}`);
   driver.closeAll();
   await target.stop();
-  if (run.lost) t.errors.add(`${run.lost} requests never delivered`);
-  if (run.acksMissing) t.errors.add(`${run.acksMissing} sentinviterequest answers missing`);
-  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by the ${kind}`);
-  return {
-    ...run,
-    lat: summary(run.lat),
-    ack: summary(run.ackLat),
-    ackLat: undefined,
-    inFlight: undefined,
-    acks: undefined,
-    cpu,
-    mainMicrosPerMessage: (1e6 * cpu.mainSeconds) / run.inWindow,
-    connectMs,
-    friendStatus: t.friendStatus,
-    errors: t.errors,
-  };
+  const mainMicros = (1e6 * cpu.mainSeconds) / run.inWindow;
+  return { ...run, cpu, mainMicros, connectMs, friendStatus: t.friendStatus, errors: t.errors };
 }
 
 /** Idle verified sockets on a fresh host: memory per socket (after a full GC on each side) and verify time. */
@@ -171,7 +154,7 @@ async function idle(ctx, users) {
     for (let i = 0; i < 200; i++) {
       await sleep(50);
       const heap = await readFile(probe, 'utf8').then(JSON.parse, () => null);
-      if (heap) return { heap, ...(await procMemory(host.pid)) };
+      if (heap) return { ...heap, ...(await procMemory(host.pid)) };
     }
     throw new BenchError('the host did not answer the memory probe');
   };
@@ -179,24 +162,31 @@ async function idle(ctx, users) {
   const before = await measure();
   const driver = socketDriver();
   ctx.progress(`  opening and verifying ${users.length} idle sockets ...`);
-  const end = await cpuWindow(host.pid);
+  const concurrency = ctx.options['connect-concurrency'];
   const { sockets, ms } = await ctx.guard(
-    driver.openAll(host.wsUrl, users, (u) => ({ auth: userAuth(u) }), ctx.options['connect-concurrency']),
+    driver.openAll(host.wsUrl, users, (u) => ({ auth: userAuth(u) }), concurrency),
   );
-  const cpu = await end();
-  await sleep(2000);
+  await sleep(2000); // idle: only the heartbeat runs now
   const after = await measure();
   const dropped = driver.dropped;
   driver.closeAll();
   await host.stop();
-  const per = (a, b) => (1024 * (b - a)) / users.length;
+  const per = (key, scale = 1) => (scale * (after[key] - before[key])) / 1024 / users.length;
+  const buffers = (m) => m.external + m.arrayBuffers;
   return {
-    kibPerSocket: per(before.rssMiB, after.rssMiB),
-    heapKibPerSocket: (after.heap.heapUsed - before.heap.heapUsed) / 1024 / users.length,
-    verifySeconds: ms / 1000,
-    verify: summary(sockets.map((s) => s.verifiedMs)),
-    rssMiB: [before.rssMiB, after.rssMiB],
-    mainMicrosPerSocket: (1e6 * cpu.mainSeconds) / users.length,
+    rows: [
+      ['idle: memory per socket (RSS, after GC)', per('rssMiB', 1024 * 1024), 'KiB', ['<', 20]],
+      [
+        'idle: JS heap / buffers per socket',
+        `${per('heapUsed').toFixed(1)} / ${((buffers(after) - buffers(before)) / 1024 / users.length).toFixed(1)} KiB`,
+      ],
+      [`idle: verify ${users.length} sockets`, ms / 1000, 's'],
+      [
+        'idle: verify p50 / p99',
+        `${summary(sockets.map((s) => s.verifiedMs)).p50.toFixed(1)} / ${summary(sockets.map((s) => s.verifiedMs)).p99.toFixed(1)} ms`,
+      ],
+      ['idle: host RSS before / after', `${before.rssMiB.toFixed(1)} / ${after.rssMiB.toFixed(1)} MiB`],
+    ],
     dropped,
   };
 }
@@ -218,7 +208,7 @@ export default {
   async seed(ctx) {
     const o = ctx.options;
     const phases = o.phases.split(',');
-    const need = (phases.includes('idle') ? o.idle : 0) + (phases.includes('server') ? o.friends : 0) + 512;
+    const need = (phases.includes('idle') ? o.idle : 0) + o.friends + 512;
     if (fdLimit() < need) throw new BenchError(`open-file limit ${fdLimit()} too low: ulimit -n ${need}`);
     return seed(
       ctx,
@@ -252,85 +242,37 @@ export default {
       r.ratio = r.relay && r.server ? r.server.perSecond / r.relay.perSecond : NaN;
       rounds.push(r);
     }
-    const rows = [];
     const failures = problems();
-    const pick = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor((rounds.length - 1) / 2)];
-    for (const r of rounds)
-      for (const p of [r.relay, r.server].filter(Boolean)) p.errors.samples.forEach(failures.add);
-    const { relay, server } = pick ?? {};
-    if (server) rows.push({ name: 'host: delivered', value: server.perSecond, unit: 'msg/s' });
-    if (relay) rows.push({ name: 'bare relay: delivered', value: relay.perSecond, unit: 'msg/s' });
+    for (const r of rounds) [r.relay, r.server].forEach((p) => p?.errors.samples.forEach(failures.add));
+    const { relay, server, ratio } =
+      [...rounds].sort((a, b) => a.ratio - b.ratio)[(rounds.length - 1) >> 1] ?? {};
+    const ms = (s) => `${s.p50.toFixed(2)} / ${s.p99.toFixed(2)} ms`;
+    const rows = [];
+    if (server) rows.push(['host: delivered', server.perSecond, 'msg/s']);
+    if (relay) rows.push(['bare relay: delivered', relay.perSecond, 'msg/s']);
     if (server && relay) {
-      rows.push({ name: 'host / relay rate', value: pick.ratio, unit: 'x', target: ['>=', 0.5] });
-      rows.push({
-        name: 'event-loop CPU/msg: relay / host',
-        shown: `${Math.round(relay.mainMicrosPerMessage)} / ${Math.round(server.mainMicrosPerMessage)} us`,
-      });
-      rows.push({ name: 'rounds (host/relay)', shown: rounds.map((r) => r.ratio.toFixed(2)).join(', ') });
+      rows.push(['host / relay rate', ratio, 'x', ['>=', 0.5]]);
+      rows.push([
+        'event-loop CPU/msg: relay / host',
+        `${Math.round(relay.mainMicros)} / ${Math.round(server.mainMicros)} us`,
+      ]);
+      rows.push(['rounds (host / relay)', rounds.map((r) => r.ratio.toFixed(2)).join(', ')]);
     }
     if (server) {
-      rows.push({ name: 'host p50 send -> gotinviterequest', value: server.lat.p50, unit: 'ms' });
-      rows.push({
-        name: 'host p99 send -> gotinviterequest',
-        value: server.lat.p99,
-        unit: 'ms',
-        target: ['<', 15],
-      });
-      rows.push({ name: 'host max', value: server.lat.max, unit: 'ms' });
-      rows.push({
-        name: 'host durable answer p50 / p99',
-        shown: `${server.ack.p50.toFixed(2)} / ${server.ack.p99.toFixed(2)} ms`,
-      });
-      rows.push({
-        name: `host: connect ${friends.length} friends`,
-        value: server.connectMs / 1000,
-        unit: 's',
-      });
-      rows.push({ name: '  friendstatus messages', value: server.friendStatus, unit: '' });
+      rows.push(['host send -> gotinviterequest p99', server.lat.p99, 'ms', ['<', 15]]);
+      rows.push(['host p50 / max', `${server.lat.p50.toFixed(2)} / ${server.lat.max.toFixed(1)} ms`]);
+      rows.push(['host durable answer p50 / p99', ms(server.ack)]);
+      rows.push([`host: connect ${friends.length} friends`, server.connectMs / 1000, 's']);
+      rows.push(['  friendstatus messages', server.friendStatus, '']);
     }
-    if (relay)
-      rows.push({
-        name: 'relay p50 / p99',
-        shown: `${relay.lat.p50.toFixed(2)} / ${relay.lat.p99.toFixed(2)} ms`,
-      });
-    let idleResult;
+    if (relay) rows.push(['relay p50 / p99', ms(relay.lat)]);
     if (phases.includes('idle')) {
       ctx.progress(`idle: ${idleUsers.length} sockets on a fresh host`);
-      idleResult = await idle(ctx, idleUsers);
-      if (idleResult.dropped) failures.add(`${idleResult.dropped} idle sockets closed by the host`);
-      rows.push({
-        name: 'idle: memory per socket (RSS, after GC)',
-        value: idleResult.kibPerSocket,
-        unit: 'KiB',
-        target: ['<', 20],
-      });
-      rows.push({ name: 'idle: JS heap per socket', value: idleResult.heapKibPerSocket, unit: 'KiB' });
-      rows.push({
-        name: `idle: verify ${idleUsers.length} sockets`,
-        value: idleResult.verifySeconds,
-        unit: 's',
-      });
-      rows.push({
-        name: 'idle: verify p50 / p99',
-        shown: `${idleResult.verify.p50.toFixed(1)} / ${idleResult.verify.p99.toFixed(1)} ms`,
-      });
-      rows.push({
-        name: 'idle: host RSS before / after',
-        shown: idleResult.rssMiB.map((m) => `${m.toFixed(1)} MiB`).join(' / '),
-      });
+      const r = await idle(ctx, idleUsers);
+      if (r.dropped) failures.add(`${r.dropped} idle sockets closed by the host`);
+      rows.push(...r.rows);
     }
-    return {
-      title: `${friends.length} friends, window ${o.window}, ${o.seconds} s per run, ${o.repeat} round(s)`,
-      rows,
-      details: {
-        rounds: rounds.map((r) => ({
-          ...r,
-          relay: r.relay && { ...r.relay, errors: undefined },
-          server: r.server && { ...r.server, errors: undefined },
-        })),
-        idle: idleResult,
-      },
-      failures,
-    };
+    const title = `${friends.length} friends, window ${o.window}, ${o.seconds} s per run, ${o.repeat} round(s)`;
+    return { title, rows, details: { rounds: rounds.map(({ relay: a, server: b }) => [a, b]) }, failures };
   },
 };

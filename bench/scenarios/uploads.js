@@ -8,30 +8,19 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   BenchError,
-  ROOT,
+  BASELINES,
   RM_OPTIONS,
   cpuWindow,
   procMemory,
   startHost,
   startNode,
 } from '../harness/host.js';
+import { WORLD_META } from '../harness/http.js';
 import { seedUsers } from '../harness/seed.js';
 
 const MIB = 1024 * 1024;
 const CHUNK = randomBytes(MIB);
 const WARMUP = 16 * MIB;
-const META = {
-  Id: '',
-  Publicity: 0,
-  Name: 'Bench',
-  Description: '',
-  Tags: [],
-  ThumbnailURL: '',
-  IconURLs: [],
-  ServerScripts: [],
-  BuildPlatform: 0,
-};
-
 const md5Of = (bytes) => {
   const md5 = createHash('md5');
   for (let sent = 0; sent < bytes; sent += MIB) md5.update(CHUNK.subarray(0, Math.min(MIB, bytes - sent)));
@@ -39,48 +28,50 @@ const md5Of = (bytes) => {
 };
 
 /** POSTs head + `bytes` of the repeated chunk + tail with backpressure; resolves with the parsed answer. */
-function postStream(url, path, type, head, bytes, tail) {
+function postStream(url, path, type, bytes, head = '', tail = '') {
+  const length = Buffer.byteLength(head) + bytes + Buffer.byteLength(tail);
+  const headers = { 'content-type': type, 'content-length': length };
+  const req = http.request({
+    host: url.hostname,
+    port: url.port,
+    method: 'POST',
+    path,
+    agent: false,
+    headers,
+  });
+  (async () => {
+    req.write(head);
+    for (let sent = 0; sent < bytes; sent += MIB)
+      if (!req.write(CHUNK.subarray(0, Math.min(MIB, bytes - sent)))) await once(req, 'drain');
+    req.end(tail);
+  })().catch((error) => req.destroy(error));
   return new Promise((resolvePost, reject) => {
-    const req = http.request({
-      host: url.hostname,
-      port: url.port,
-      method: 'POST',
-      path,
-      agent: false,
-      headers: { 'content-type': type, 'content-length': head.length + bytes + tail.length },
-    });
     req.on('error', reject);
-    req.on('response', async (res) => {
-      let text = '';
-      for await (const part of res) text += part;
-      resolvePost(JSON.parse(text));
-    });
-    (async () => {
-      req.write(head);
-      for (let sent = 0; sent < bytes; sent += MIB)
-        if (!req.write(CHUNK.subarray(0, Math.min(MIB, bytes - sent)))) await once(req, 'drain');
-      req.end(tail);
-    })().catch((error) => req.destroy(error));
+    req.on('response', (res) =>
+      res
+        .setEncoding('utf8')
+        .on('data', (t) => (res.text = (res.text ?? '') + t))
+        .on('end', () => resolvePost(JSON.parse(res.text))),
+    );
   });
 }
 
 async function toHost(url, user, bytes, md5) {
-  const boundary = `----HypernexBench${randomBytes(12).toString('hex')}`;
-  const field = (name, value) =>
-    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
-  const head = Buffer.from(
+  const b = `----HypernexBench${randomBytes(12).toString('hex')}`;
+  const part = (name, extra = '') => `--${b}\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n`;
+  const field = (name, value) => `${part(name)}\r\n${value}\r\n`;
+  const file = `${part('file', '; filename="bench.hnw"')}Content-Type: application/octet-stream\r\n\r\n`;
+  const head =
     field('userid', user.id) +
-      field('tokenContent', user.token) +
-      field('worldMeta', JSON.stringify(META)) +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.hnw"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-  );
+    field('tokenContent', user.token) +
+    field('worldMeta', JSON.stringify(WORLD_META));
   const a = await postStream(
     url,
     '/api/v1/upload',
-    `multipart/form-data; boundary=${boundary}`,
-    head,
+    `multipart/form-data; boundary=${b}`,
     bytes,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
+    head + file,
+    `\r\n--${b}--\r\n`,
   );
   const data = a.result?.UploadData;
   if (a.message !== 'Uploaded World!' || data?.Hash !== md5 || data?.Size !== bytes)
@@ -89,14 +80,7 @@ async function toHost(url, user, bytes, md5) {
 }
 
 async function toBaseline(url, fsync, bytes, md5) {
-  const a = await postStream(
-    url,
-    `/?fsync=${fsync ? 1 : 0}`,
-    'application/octet-stream',
-    Buffer.alloc(0),
-    bytes,
-    Buffer.alloc(0),
-  );
+  const a = await postStream(url, `/?fsync=${fsync ? 1 : 0}`, 'application/octet-stream', bytes);
   if (a.Hash !== md5 || a.Size !== bytes) throw new BenchError(`baseline upload: ${JSON.stringify(a)}`);
   await rm(a.Path);
 }
@@ -131,11 +115,7 @@ async function scenario(ctx, name, count, bytes) {
   const md5 = md5Of(bytes);
   const dir = join(ctx.tmp, `stream-${name}`);
   await mkdir(dir);
-  const base = await startNode(ctx, 'streaming server', [
-    join(ROOT, 'bench', 'harness', 'baselines.js'),
-    'stream',
-    dir,
-  ]);
+  const base = await startNode(ctx, 'streaming server', [BASELINES, 'stream', dir]);
   const warm = Math.min(bytes, WARMUP);
   await toBaseline(base.url, false, warm, md5Of(warm));
   const runs = { bare: [], bareFsync: [], host: [] };
@@ -165,43 +145,18 @@ async function scenario(ctx, name, count, bytes) {
     [...list].sort((a, b) => a.mibPerSecond - b.mibPerSecond)[Math.floor((list.length - 1) / 2)];
   const [bare, bareFsync, host] = [mid(runs.bare), mid(runs.bareFsync), mid(runs.host)];
   const tag = count === 1 ? `${bytes / MIB} MiB` : `${count} x ${bytes / MIB} MiB`;
+  const rate = (m) => m.mibPerSecond.toFixed(1);
   return [
-    {
-      name: `${tag}: host`,
-      value: host.mibPerSecond,
-      unit: 'MiB/s',
-      shown: `${host.mibPerSecond.toFixed(1)} MiB/s`,
-    },
-    {
-      name: `${tag}: bare / bare + fsync`,
-      shown: `${bare.mibPerSecond.toFixed(1)} / ${bareFsync.mibPerSecond.toFixed(1)} MiB/s`,
-    },
-    {
-      name: `${tag}: host vs bare + fsync`,
-      value: host.mibPerSecond / bareFsync.mibPerSecond,
-      unit: 'x',
-      target: ['>=', 0.9],
-    },
-    {
-      name: `${tag}: host vs bare, no fsync`,
-      value: host.mibPerSecond / bare.mibPerSecond,
-      unit: 'x',
-      target: ['>=', 0.9],
-    },
-    {
-      name: `${tag}: host peak RSS`,
-      value: Math.max(...runs.host.map((m) => m.peakMB)),
-      unit: 'MB',
-      target: ['<', 150],
-    },
-    {
-      name: `${tag}: CPU per GiB host / bare + fsync`,
-      shown: `${host.cpuPerGiB.toFixed(2)} / ${bareFsync.cpuPerGiB.toFixed(2)} s`,
-    },
-    {
-      name: `${tag}: rounds (host MiB/s)`,
-      shown: runs.host.map((m) => m.mibPerSecond.toFixed(1)).join(', '),
-    },
+    [`${tag}: host`, `${rate(host)} MiB/s`],
+    [`${tag}: bare / bare + fsync`, `${rate(bare)} / ${rate(bareFsync)} MiB/s`],
+    [`${tag}: host vs bare + fsync`, host.mibPerSecond / bareFsync.mibPerSecond, 'x', ['>=', 0.9]],
+    [`${tag}: host vs bare, no fsync`, host.mibPerSecond / bare.mibPerSecond, 'x', ['>=', 0.9]],
+    [`${tag}: host peak RSS`, Math.max(...runs.host.map((m) => m.peakMB)), 'MB', ['<', 150]],
+    [
+      `${tag}: CPU per GiB host / bare + fsync`,
+      `${host.cpuPerGiB.toFixed(2)} / ${bareFsync.cpuPerGiB.toFixed(2)} s`,
+    ],
+    [`${tag}: rounds (host MiB/s)`, runs.host.map(rate).join(', ')],
   ];
 }
 

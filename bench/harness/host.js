@@ -106,86 +106,55 @@ export async function cpuWindow(pid = 0) {
   };
 }
 
-/** A child process followed by the run: once it is up, a death nobody asked for ends the run. */
-export function follow(ctx, child, name) {
-  const proc = {
-    name,
-    child,
-    pid: child.pid,
-    stderr: '',
-    stopping: false,
-    up: false,
-    startedAt: performance.now(),
-  };
+/**
+ * Spawns `node args...` and resolves once its stdout matches `ready` (startupMs, match): a child of the run, stopped
+ * at its end; once up, a death nobody asked for ends the run. stderr is kept for the report.
+ */
+export function spawnNode(ctx, name, args, { env, ready = /listening on (\S+)\r?\n/ } = {}) {
+  const child = spawn(process.execPath, args, { stdio: 'pipe', env: { ...process.env, ...env } });
+  const proc = { name, child, pid: child.pid, stderr: '', stopping: false, up: false };
+  const started = performance.now();
   proc.exited = new Promise((resolveExit) =>
     child.once('exit', (code, signal) => resolveExit({ code, signal })),
   );
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (text) => {
-    if (proc.stderr.length < 20_000) proc.stderr += text;
-  });
-  proc.exited.then(({ code, signal }) => {
-    if (proc.up && !proc.stopping && !ctx.stopping)
-      ctx.fail(
-        new BenchError(`the ${name} died during the run (code ${code}, signal ${signal}): ${proc.stderr}`),
-      );
-  });
+  child.stdin.on('error', () => undefined);
+  child.stderr
+    .setEncoding('utf8')
+    .on('data', (text) => (proc.stderr += proc.stderr.length < 20_000 ? text : ''));
   proc.stop = async () => {
     proc.stopping = true;
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await proc.exited;
-      clearTimeout(timer);
-    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await proc.exited;
+    clearTimeout(timer);
     ctx.children.delete(proc);
     return proc.exited;
   };
   ctx.children.add(proc);
-  return proc;
-}
-
-/** Resolves once the child's stdout matches `ready` (its startup time noted), rejects if it exits first. */
-export function untilReady(proc, ready, timeoutMs = 120_000) {
   return new Promise((resolveReady, reject) => {
     let out = '';
     const timer = setTimeout(
-      () =>
-        reject(new BenchError(`the ${proc.name} did not start within ${timeoutMs / 1000} s: ${proc.stderr}`)),
-      timeoutMs,
+      () => reject(new BenchError(`the ${name} did not start in 120 s: ${proc.stderr}`)),
+      120_000,
     );
     const onData = (text) => {
-      out += text;
-      const match = ready.exec(out);
-      if (!match) return;
+      proc.match = ready.exec((out += text));
+      if (!proc.match) return;
       clearTimeout(timer);
-      proc.child.stdout.off('data', onData);
-      proc.child.stdout.resume();
-      proc.match = match;
+      child.stdout.off('data', onData).resume();
       proc.up = true;
-      proc.startupMs = performance.now() - proc.startedAt;
+      proc.startupMs = performance.now() - started;
+      proc.url = new URL(proc.match[1]);
       resolveReady(proc);
     };
-    proc.child.stdout.setEncoding('utf8');
-    proc.child.stdout.on('data', onData);
+    child.stdout.setEncoding('utf8').on('data', onData);
     proc.exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(
-        new BenchError(
-          `the ${proc.name} exited during startup (code ${code}, signal ${signal}): ${proc.stderr}`,
-        ),
-      );
+      const what = `the ${name} exited (code ${code}, signal ${signal}): ${proc.stderr}`;
+      if (!proc.up) reject(new BenchError(what));
+      else if (!proc.stopping && !ctx.stopping) ctx.fail(new BenchError(what));
     });
   });
-}
-
-/** Starts `node args...` (a baseline server of a scenario) and waits for "listening on URL". */
-export async function startNode(ctx, name, args) {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  child.stdin.on('error', () => undefined);
-  const proc = await untilReady(follow(ctx, child, name), /listening on (\S+)\r?\n/);
-  proc.url = new URL(proc.match[1]);
-  return proc;
 }
 
 const SERVED = /listening on (http:\/\/\S+)\r?\n[\s\S]*^data folder: .*\r?\n/m;
@@ -214,12 +183,8 @@ export async function startHosts(
     await mkdir(dir, { recursive: true });
     const serve = ['serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--log-level', 'error'];
     if (!ui) serve.push('--no-ui');
-    const child = spawn(process.execPath, [...nodeArgs, CLI, ...serve, ...extra], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    });
-    const host = await untilReady(follow(ctx, child, count > 1 ? `host ${i + 1}` : 'host'), SERVED);
-    host.url = new URL(host.match[1]);
+    const name = count > 1 ? `host ${i + 1}` : 'host';
+    const host = await spawnNode(ctx, name, [...nodeArgs, CLI, ...serve, ...extra], { env, ready: SERVED });
     host.wsUrl = `ws://${host.url.host}/`;
     host.dataDir = dir;
     hosts.push(host);
@@ -230,9 +195,7 @@ export async function startHosts(
 export const startHost = async (ctx, options) => (await startHosts(ctx, 1, options))[0];
 
 /** A temp folder of the run (removed at its end). */
-export async function tempRoot() {
-  return mkdtemp(join(os.tmpdir(), 'hypernex-bench-'));
-}
+export const tempRoot = () => mkdtemp(join(os.tmpdir(), 'hypernex-bench-'));
 
 /** A schema of the bench's own in the --database database: the URL placing connections in it, and a drop. */
 export async function benchSchema(url) {

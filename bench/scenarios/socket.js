@@ -11,7 +11,7 @@ import {
   fdLimit,
   procMemory,
   startHost,
-  startNode,
+  spawnNode,
 } from '../harness/host.js';
 import { seed } from '../harness/seed.js';
 import { messageName, socketDriver, userAuth } from '../harness/socket.js';
@@ -99,7 +99,7 @@ async function throughput(ctx, kind, friends) {
   const o = ctx.options;
   const relay = kind === 'relay';
   const target = relay
-    ? await startNode(ctx, 'relay', [BASELINES, 'relay'])
+    ? await spawnNode(ctx, 'relay', [BASELINES, 'relay'])
     : await startHost(ctx, { config: CONFIG });
   const wsUrl = `ws://${target.url.host}/`;
   const ids = friends.map((u) => u.id);

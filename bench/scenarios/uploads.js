@@ -13,7 +13,7 @@ import {
   cpuWindow,
   procMemory,
   startHost,
-  startNode,
+  spawnNode,
 } from '../harness/host.js';
 import { WORLD_META } from '../harness/http.js';
 import { seedUsers } from '../harness/seed.js';
@@ -115,7 +115,7 @@ async function scenario(ctx, name, count, bytes) {
   const md5 = md5Of(bytes);
   const dir = join(ctx.tmp, `stream-${name}`);
   await mkdir(dir);
-  const base = await startNode(ctx, 'streaming server', [BASELINES, 'stream', dir]);
+  const base = await spawnNode(ctx, 'streaming server', [BASELINES, 'stream', dir]);
   const warm = Math.min(bytes, WARMUP);
   await toBaseline(base.url, false, warm, md5Of(warm));
   const runs = { bare: [], bareFsync: [], host: [] };

@@ -17,6 +17,13 @@ export const dist = (path) => import(pathToFileURL(join(ROOT, 'dist', 'server', 
 /** An expected failure of a run: printed without a stack. */
 export class BenchError extends Error {}
 
+/** `promise`, or a BenchError (`what`) when it takes longer than `ms`. */
+export function within(ms, promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new BenchError(what)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 export const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 

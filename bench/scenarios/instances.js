@@ -2,7 +2,7 @@
 // the number of sockets grows.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BenchError, cpuWindow, procMemory, startHost } from '../harness/host.js';
+import { cpuWindow, procMemory, startHost, within } from '../harness/host.js';
 import { WORLD_META, post } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
 import { messageName, socketDriver, userAuth, userMessage } from '../harness/socket.js';
@@ -63,8 +63,7 @@ async function createInstances(driver, url, owner, worldId, ids, perServer) {
     },
   });
   for (let i = 0; i < Math.min(50, total); i++) request();
-  const late = sleep(60_000).then(() => Promise.reject(new BenchError(`only ${ready.size} instances ready`)));
-  await Promise.race([finished, late]);
+  await within(60_000, finished, 'the instances were not all ready after 60 s');
   ws.close();
   return Array.from({ length: total }, (_, k) => {
     const gameServerId = ids[k % ids.length];

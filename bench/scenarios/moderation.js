@@ -7,7 +7,6 @@ import { httpLoad } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
 import { failuresOf, fmt } from '../harness/stats.js';
 
-const MODERATOR = 4;
 const REASONS = ['Spamming in chat', 'Harassing other players', 'Inappropriate avatar', 'Griefing a world'];
 const DESCRIPTION = 'Reported by several players in the lobby; kept doing it after a verbal warning.';
 const BAN = { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' };
@@ -90,44 +89,34 @@ function actions(moderators, targets) {
     const moderator = moderators[k % moderators.length];
     const action = Math.floor(k++ / targets.length) % 2 === 0 ? 'warnuser' : 'unwarnuser';
     const warn = action === 'warnuser';
-    return {
-      path: '/api/v1/moderation',
-      body: {
-        userid: moderator.id,
-        tokenContent: moderator.token,
-        action,
-        targetUserId: target.id,
-        ...(warn && { warnReason: `Bench warning ${k}`, warnDescription: 'Issued by the moderation bench.' }),
-      },
-      check: (a) =>
-        a.message !== 'Done!' ||
-        a.result?.ModerationState?.Id !== target.id ||
-        a.result?.LogEntry?.action !== action
-          ? `${action}: an answer about something else`
-          : a.result.ModerationState.WarnStatus?.isWarned === warn
-            ? null
-            : `${action} left isWarned ${!warn}`,
+    const reason = warn
+      ? { warnReason: `Bench warning ${k}`, warnDescription: 'Issued by the moderation bench.' }
+      : {};
+    const as = { userid: moderator.id, tokenContent: moderator.token };
+    const check = (a) => {
+      const { ModerationState: state, LogEntry: entry } = a.result ?? {};
+      const same = a.message === 'Done!' && state?.Id === target.id && entry?.action === action;
+      return same && state.WarnStatus?.isWarned === warn
+        ? null
+        : `${action}: ${JSON.stringify(a.result).slice(0, 160)}`;
     };
+    return { path: '/api/v1/moderation', body: { ...as, action, targetUserId: target.id, ...reason }, check };
   };
 }
 
-async function runLogSize(ctx, entries, index) {
+async function runLogSize(ctx, entries) {
   const o = ctx.options;
   const dataDir = join(ctx.tmp, `data-log-${entries}`);
   ctx.progress(`[log ${entries}] seeding ${o.users} users and ${entries} log entries ...`);
-  const { moderators, targets } = await seed(
-    ctx,
-    async (api) => {
-      const users = [];
-      for (let i = 0; i < o.users; i++)
-        users.push(await api.user({ username: `bench${i}`, rank: i < o.clients ? MODERATOR : 2 }));
-      const mods = users.slice(0, o.clients);
-      const rest = users.slice(o.clients);
-      for (const entry of history(entries, mods, rest, api.now)) await api.append('moderation', entry);
-      return { moderators: mods, targets: rest };
-    },
-    { dataDir },
-  );
+  const make = async (api) => {
+    const users = [];
+    for (let i = 0; i < o.users; i++)
+      users.push(await api.user({ username: `bench${i}`, rank: i < o.clients ? 4 : 2 }));
+    const [moderators, targets] = [users.slice(0, o.clients), users.slice(o.clients)];
+    for (const entry of history(entries, moderators, targets, api.now)) await api.append('moderation', entry);
+    return { moderators, targets };
+  };
+  const { moderators, targets } = await seed(ctx, make, { dataDir });
   const logPath = join(dataDir, 'moderation-log.jsonl');
   const logBytes = (await stat(logPath)).size;
   const host = await startHost(ctx, { dataDir });
@@ -150,7 +139,6 @@ async function runLogSize(ctx, entries, index) {
   const per = (n) => n / r.count;
   return {
     entries,
-    index,
     logMiB: logBytes / 1048576,
     startupMs: host.startupMs,
     afterStartup,
@@ -171,10 +159,7 @@ export default {
     'log size asked, a moderation log of that many entries: actions/s, p50/p99, startup, bytes and CPU per action, ' +
     'and the growth of the per-action cost from the smallest to the largest log.',
   options: {
-    logs: {
-      default: '0,100000,300000',
-      help: 'log sizes (entries), smallest first; targets on 100000 if listed',
-    },
+    logs: { default: '0,100000,300000', help: 'log sizes in entries (the targets are on 100000 if listed)' },
     users: { default: 10_000, help: 'users, moderators included' },
     clients: { default: 64, help: 'concurrent moderators' },
     warmup: { default: 1, help: 'seconds of unreported load first' },
@@ -183,8 +168,7 @@ export default {
   async load(ctx) {
     const sizes = ctx.options.logs.split(',').map(Number);
     const runs = [];
-    for (const [i, entries] of sizes.sort((a, b) => a - b).entries())
-      runs.push(await runLogSize(ctx, entries, i));
+    for (const entries of sizes.sort((a, b) => a - b)) runs.push(await runLogSize(ctx, entries));
     const ref = runs.find((x) => x.entries === 100_000) ?? runs.at(-1);
     const rows = [
       [`actions/s (${ref.entries} log)`, ref.perSecond, '/s', ['>=', 1000]],

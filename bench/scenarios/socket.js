@@ -15,7 +15,7 @@ import {
 } from '../harness/host.js';
 import { seed } from '../harness/seed.js';
 import { messageName, socketDriver, userAuth } from '../harness/socket.js';
-import { problems, summary } from '../harness/stats.js';
+import { problems, spread, summary } from '../harness/stats.js';
 
 const CONFIG = {
   socket: { inviteRequestCooldownSeconds: 0, messagesPerSecond: 10_000_000, messageBurst: 10_000_000 },
@@ -171,24 +171,19 @@ async function idle(ctx, users) {
   const dropped = driver.dropped;
   driver.closeAll();
   await host.stop();
-  const per = (key, scale = 1) => (scale * (after[key] - before[key])) / 1024 / users.length;
-  const buffers = (m) => m.external + m.arrayBuffers;
-  return {
-    rows: [
-      ['idle: memory per socket (RSS, after GC)', per('rssMiB', 1024 * 1024), 'KiB', ['<', 20]],
-      [
-        'idle: JS heap / buffers per socket',
-        `${per('heapUsed').toFixed(1)} / ${((buffers(after) - buffers(before)) / 1024 / users.length).toFixed(1)} KiB`,
-      ],
-      [`idle: verify ${users.length} sockets`, ms / 1000, 's'],
-      [
-        'idle: verify p50 / p99',
-        `${summary(sockets.map((s) => s.verifiedMs)).p50.toFixed(1)} / ${summary(sockets.map((s) => s.verifiedMs)).p99.toFixed(1)} ms`,
-      ],
-      ['idle: host RSS before / after', `${before.rssMiB.toFixed(1)} / ${after.rssMiB.toFixed(1)} MiB`],
-    ],
-    dropped,
-  };
+  const per = (of) => (of(after) - of(before)) / 1024 / users.length;
+  const [heap, buffers] = [per((m) => m.heapUsed), per((m) => m.external + m.arrayBuffers)];
+  const rows = [
+    ['idle: memory per socket (RSS, after GC)', per((m) => m.rssMiB * 1048576), 'KiB', ['<', 20]],
+  ];
+  rows.push(['idle: JS heap / buffers per socket', `${heap.toFixed(1)} / ${buffers.toFixed(1)} KiB`]);
+  rows.push([`idle: verify ${users.length} sockets`, ms / 1000, 's']);
+  rows.push(['idle: verify p50 / p99', spread(summary(sockets.map((s) => s.verifiedMs)), ['p50', 'p99'], 1)]);
+  rows.push([
+    'idle: host RSS before / after',
+    `${before.rssMiB.toFixed(1)} / ${after.rssMiB.toFixed(1)} MiB`,
+  ]);
+  return { rows, dropped };
 }
 
 export default {
@@ -210,31 +205,30 @@ export default {
     const phases = o.phases.split(',');
     const need = (phases.includes('idle') ? o.idle : 0) + o.friends + 512;
     if (fdLimit() < need) throw new BenchError(`open-file limit ${fdLimit()} too low: ulimit -n ${need}`);
-    return seed(
-      ctx,
-      async (api) => {
-        const ids = Array.from({ length: o.friends }, () => api.ids.id('user'));
-        const friends = [];
-        for (const [i, id] of ids.entries())
-          friends.push(await api.user({ id, username: `friend${i}`, friends: ids.filter((x) => x !== id) }));
-        const idleUsers = [];
-        for (let i = 0; phases.includes('idle') && i < o.idle; i++)
-          idleUsers.push(await api.user({ username: `idle${i}` }));
-        return { friends, idle: idleUsers };
-      },
-      CONFIG,
-    );
+    const users = async (api, n, spec) => {
+      const list = [];
+      for (let i = 0; i < n; i++) list.push(await api.user(spec(i)));
+      return list;
+    };
+    const make = async (api) => {
+      const ids = Array.from({ length: o.friends }, () => api.ids.id('user'));
+      const friend = (i) => ({
+        id: ids[i],
+        username: `friend${i}`,
+        friends: ids.filter((x) => x !== ids[i]),
+      });
+      const idle = await users(api, phases.includes('idle') ? o.idle : 0, (i) => ({ username: `idle${i}` }));
+      return { friends: await users(api, o.friends, friend), idle };
+    };
+    return seed(ctx, make, CONFIG);
   },
 
   async load(ctx, { friends, idle: idleUsers }) {
     const o = ctx.options;
     const phases = o.phases.split(',');
     const rounds = [];
-    for (
-      let round = 1;
-      round <= o.repeat && (phases.includes('relay') || phases.includes('server'));
-      round++
-    ) {
+    const throughputPhases = phases.includes('relay') || phases.includes('server');
+    for (let round = 1; round <= o.repeat && throughputPhases; round++) {
       ctx.progress(`round ${round}/${o.repeat}`);
       const r = {};
       if (phases.includes('relay')) r.relay = await throughput(ctx, 'relay', friends);
@@ -246,26 +240,23 @@ export default {
     for (const r of rounds) [r.relay, r.server].forEach((p) => p?.errors.samples.forEach(failures.add));
     const { relay, server, ratio } =
       [...rounds].sort((a, b) => a.ratio - b.ratio)[(rounds.length - 1) >> 1] ?? {};
-    const ms = (s) => `${s.p50.toFixed(2)} / ${s.p99.toFixed(2)} ms`;
     const rows = [];
     if (server) rows.push(['host: delivered', server.perSecond, 'msg/s']);
     if (relay) rows.push(['bare relay: delivered', relay.perSecond, 'msg/s']);
     if (server && relay) {
       rows.push(['host / relay rate', ratio, 'x', ['>=', 0.5]]);
-      rows.push([
-        'event-loop CPU/msg: relay / host',
-        `${Math.round(relay.mainMicros)} / ${Math.round(server.mainMicros)} us`,
-      ]);
+      const cpu = `${Math.round(relay.mainMicros)} / ${Math.round(server.mainMicros)} us`;
+      rows.push(['event-loop CPU/msg: relay / host', cpu]);
       rows.push(['rounds (host / relay)', rounds.map((r) => r.ratio.toFixed(2)).join(', ')]);
     }
     if (server) {
       rows.push(['host send -> gotinviterequest p99', server.lat.p99, 'ms', ['<', 15]]);
-      rows.push(['host p50 / max', `${server.lat.p50.toFixed(2)} / ${server.lat.max.toFixed(1)} ms`]);
-      rows.push(['host durable answer p50 / p99', ms(server.ack)]);
+      rows.push(['host p50 / max', spread(server.lat, ['p50', 'max'])]);
+      rows.push(['host durable answer p50 / p99', spread(server.ack)]);
       rows.push([`host: connect ${friends.length} friends`, server.connectMs / 1000, 's']);
       rows.push(['  friendstatus messages', server.friendStatus, '']);
     }
-    if (relay) rows.push(['relay p50 / p99', ms(relay.lat)]);
+    if (relay) rows.push(['relay p50 / p99', spread(relay.lat)]);
     if (phases.includes('idle')) {
       ctx.progress(`idle: ${idleUsers.length} sockets on a fresh host`);
       const r = await idle(ctx, idleUsers);

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { BenchError, ROOT, startHost } from '../harness/host.js';
+import { BenchError, ROOT, startHost, within } from '../harness/host.js';
 import { post } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
 import { socketDriver, userAuth } from '../harness/socket.js';
@@ -82,22 +82,17 @@ async function open(browser, session, url) {
   await context.exposeBinding('__benchReady', (_source, mark) =>
     onReady({ ...mark, wallAt: performance.now() }),
   );
-  if (session) {
-    const value = JSON.stringify(JSON.stringify({ userid: session.id, tokenContent: session.token }));
-    await context.addInitScript({
-      content: `try { localStorage.setItem('${SESSION_KEY}', ${value}); } catch {}`,
-    });
-  }
-  await context.addInitScript({ content: READY });
-  await context.addInitScript({ content: MARKS });
+  const value =
+    session && JSON.stringify(JSON.stringify({ userid: session.id, tokenContent: session.token }));
+  const store = session ? `try { localStorage.setItem('${SESSION_KEY}', ${value}); } catch {}` : '';
+  for (const content of [store, READY, MARKS]) await context.addInitScript({ content });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   const started = performance.now();
   await page.goto(url, { waitUntil: 'commit' });
-  const late = sleep(20_000).then(() => Promise.reject(new BenchError('no first screen')));
-  const mark = await Promise.race([ready, late]);
+  const mark = await within(20_000, ready, 'the page showed no first screen within 20 s');
   if (mark.screen !== (session ? 'signedIn' : 'signedOut'))
     throw new BenchError(`the page showed ${mark.screen}`);
   const check = () => {
@@ -107,13 +102,13 @@ async function open(browser, session, url) {
   return { page, frameMs: mark.frameMs, wallMs, check, close: () => context.close() };
 }
 
-/** Waits until `selector` matches in `page` (stamped in the page) and resolves with the stamp. */
-async function stamp(page, key, selector) {
-  await page.evaluate(([k, s]) => (globalThis.__watch[k] = s), [key, selector]);
-  return async () => {
-    await page.waitForFunction((k) => globalThis.__marks[k] !== undefined, key);
-    return page.evaluate((k) => globalThis.__marks[k], key);
-  };
+/** Runs `send` and resolves with the ms until `selector` first matched in the tab (stamped in the page). */
+async function pushed(tab, key, selector, send) {
+  await tab.page.evaluate(([k, s]) => (globalThis.__watch[k] = s), [key, selector]);
+  const sentAt = epoch();
+  await send();
+  await tab.page.waitForFunction((k) => globalThis.__marks[k] !== undefined, key);
+  return (await tab.page.evaluate((k) => globalThis.__marks[k], key)) - sentAt;
 }
 
 async function invites(ctx, browser, host, { a, b }) {
@@ -140,9 +135,8 @@ async function invites(ctx, browser, host, { a, b }) {
     await tab.page.waitForFunction((n) => globalThis.__toasts.length > n, before, { timeout: 5000 });
     const toast = await tab.page.evaluate((n) => globalThis.__toasts[n], before);
     if (toast.title !== `${a.username} asks to join you`) throw new BenchError(`toast ${toast.title}`);
-    await tab.page.evaluate(() =>
-      globalThis.document.querySelectorAll('.toast-close').forEach((x) => x.click()),
-    );
+    const close = () => globalThis.document.querySelectorAll('.toast-close').forEach((x) => x.click());
+    await tab.page.evaluate(close);
     await tab.page.waitForFunction(() => !globalThis.document.querySelector('[data-testid="toast"]'));
     return { toastMs: toast.at - sentAt, ackMs: ackAt - sentAt };
   };
@@ -185,21 +179,18 @@ async function social(browser, url, { d, e, f }) {
   const request = [];
   const accept = [];
   for (let round = 0; round <= 10; round++) {
-    const arrived = await stamp(dan.page, `req${round}`, row('incoming-request', e));
-    const t0 = epoch();
-    await post(url, 'sendFriendRequest', as(e, d));
-    const r = (await arrived()) - t0;
-    const friended = await stamp(eve.page, `acc${round}`, row('friend-row', d));
-    const t1 = epoch();
-    await post(url, 'acceptFriendRequest', as(d, e));
-    const a = (await friended()) - t1;
-    if (round > 0) {
-      request.push(r);
-      accept.push(a);
-    }
+    const sent = () => post(url, 'sendFriendRequest', as(e, d));
+    const r = await pushed(dan, `req${round}`, row('incoming-request', e), sent);
+    const a = await pushed(eve, `acc${round}`, row('friend-row', d), () =>
+      post(url, 'acceptFriendRequest', as(d, e)),
+    );
+    if (round > 0) [request[round - 1], accept[round - 1]] = [r, a];
     await post(url, 'removeFriend', as(e, d));
-    await dan.page.waitForFunction((s) => !globalThis.document.querySelector(s), row('friend-row', e));
-    await eve.page.waitForFunction((s) => !globalThis.document.querySelector(s), row('friend-row', d));
+    for (const [tab, u] of [
+      [dan, e],
+      [eve, d],
+    ])
+      await tab.page.waitForFunction((s) => !globalThis.document.querySelector(s), row('friend-row', u));
   }
   await dan.close();
   await eve.close();

@@ -16,26 +16,20 @@ const BUSY_PERCENT = 10;
 const COMMON = {
   seconds: { default: 10, help: 'length of each measured phase' },
   json: { type: 'boolean', help: 'print the result as JSON on stdout (no progress on stderr)' },
-  database: {
-    type: 'string',
-    help: "run the hosts on PostgreSQL (serve --database), in a schema of the bench's own",
-  },
+  database: { type: 'string', help: 'run the hosts on PostgreSQL, in a schema of their own (dropped after)' },
   redis: { type: 'string', help: 'pass --redis URL to the hosts' },
   help: { type: 'boolean', help: 'this help' },
 };
 
 function usage(name, scenario) {
   const head = `Usage: node bench/run.js ${name ?? '<scenario>'} [options] [-- serve arguments]\n`;
-  if (!scenario)
-    return `${head}Scenarios: ${readdirSync(SCENARIOS)
-      .map((f) => f.replace(/\.js$/, ''))
-      .join(', ')}\n`;
+  const names = readdirSync(SCENARIOS).map((f) => f.replace(/\.js$/, ''));
+  if (!scenario) return `${head}Scenarios: ${names.join(', ')}\n`;
   const lines = [head, scenario.describe, ''];
   for (const [key, o] of Object.entries({ ...COMMON, ...scenario.options })) {
     const value = o.default ?? COMMON[key]?.default;
-    lines.push(
-      `  --${key.padEnd(22)} ${o.help ?? COMMON[key].help}${value === undefined ? '' : ` (default ${value})`}`,
-    );
+    const shown = value === undefined ? '' : ` (default ${value})`;
+    lines.push(`  --${key.padEnd(22)} ${o.help ?? COMMON[key].help}${shown}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -43,14 +37,12 @@ function usage(name, scenario) {
 /** The scenario's options and the common ones; numbers where the default is one; serve arguments after `--`. */
 function options(scenario, args) {
   const spec = { ...COMMON };
-  for (const [key, o] of Object.entries(scenario.options ?? {})) spec[key] = { ...COMMON[key], ...o };
+  const parsed = {};
+  for (const [key, o] of Object.entries({ ...COMMON, ...scenario.options })) {
+    spec[key] = { ...COMMON[key], ...o };
+    parsed[key] = { type: spec[key].type ?? 'string', default: spec[key].default?.toString() };
+  }
   const split = args.includes('--') ? args.indexOf('--') : args.length;
-  const parsed = Object.fromEntries(
-    Object.entries(spec).map(([key, o]) => [
-      key,
-      { type: o.type ?? 'string', default: o.default?.toString() },
-    ]),
-  );
   const { values } = parseArgs({ args: args.slice(0, split), options: parsed, strict: true });
   const out = { serveArgs: args.slice(split + 1) };
   for (const [key, o] of Object.entries(spec)) {
@@ -75,13 +67,8 @@ function table(name, result) {
     return [r.name, r.shown ?? fmt(r.value, r.unit), ...target];
   });
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), 6));
-  for (const r of [['figure', 'result', 'target', ''], ...rows])
-    lines.push(
-      r
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    );
+  const line = (r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ');
+  for (const r of [['figure', 'result', 'target', ''], ...rows]) lines.push(line(r).trimEnd());
   lines.push(...(result.notes ?? []));
   const m = machine();
   const other = `other CPU up to ${fmt(m.otherCpuPercent, '%')}, steal up to ${fmt(m.stealPercent, '%')}`;

@@ -4,12 +4,28 @@ import autocannon from 'autocannon';
 import { BenchError } from './host.js';
 import { problems, summary } from './stats.js';
 
+/** What is wrong with an answer (null: nothing); `full`: parse it and run the request's check. */
+function problemOf(op, status, body, headers, raw, full) {
+  if (status !== 200) return `HTTP ${status}`;
+  if (raw) return op.check?.(body, headers) ?? null;
+  // A light check between full ones, so the load generator does not become the bottleneck.
+  if (!full) return body.startsWith('{"success":true') ? null : `not a success: ${body.slice(0, 200)}`;
+  let parsed;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return 'an answer that is not JSON';
+  }
+  if (parsed.success !== true) return `success:false ${parsed.message} ${JSON.stringify(parsed.result)}`;
+  return op.check?.(parsed) ?? null;
+}
+
 /**
  * Loads `url` with `connections` connections for `seconds`. `next()` makes each request: { method (POST),
  * path, body (an object or text), check(parsed answer) -> a problem or null }; `raw: true` skips the JSON
- * envelope checks (check gets the body text and headers); `checkEvery` N parses and checks every Nth answer in full, the others
- * for a success envelope only. Resolves with requests answered as expected, their rate and
- * latencies, and the failures (a failure gives no valid figure).
+ * envelope checks (check gets the body text and headers); `checkEvery` N checks every Nth answer in full, the
+ * others for a success envelope only. Resolves with requests answered as expected, their rate and latencies,
+ * and the failures (a failure gives no valid figure).
  */
 export async function httpLoad(url, { connections, seconds, next, raw = false, checkEvery = 1 }) {
   const latencies = [];
@@ -37,25 +53,9 @@ export async function httpLoad(url, { connections, seconds, next, raw = false, c
           };
         },
         onResponse(status, body, context, headers) {
-          ok = false;
-          let problem = status === 200 ? null : `HTTP ${status}`;
-          if (!problem && raw) problem = context.op.check?.(body, headers) ?? null;
-          else if (!problem && ++answers % checkEvery !== 0) {
-            // A light check between full ones, so the load generator does not become the bottleneck.
-            if (!body.startsWith('{"success":true')) problem = `not a success: ${body.slice(0, 200)}`;
-          } else if (!problem) {
-            try {
-              const parsed = JSON.parse(body);
-              problem =
-                parsed.success === true
-                  ? (context.op.check?.(parsed) ?? null)
-                  : `success:false ${parsed.message} ${JSON.stringify(parsed.result)}`;
-            } catch {
-              problem = 'an answer that is not JSON';
-            }
-          }
+          const problem = problemOf(context.op, status, body, headers, raw, ++answers % checkEvery === 0);
           if (problem) failed.add(`${context.op.path.split('/').slice(0, 4).join('/')}: ${problem}`);
-          else ok = true;
+          ok = !problem;
         },
       },
     ],
@@ -66,10 +66,9 @@ export async function httpLoad(url, { connections, seconds, next, raw = false, c
     ok = false;
   });
   const result = await instance;
-  for (const kind of ['errors', 'timeouts']) {
-    if (result[kind]) failed.count += result[kind];
-    if (result[kind]) failed.samples.push(`${result[kind]} ${kind} (connection)`);
-  }
+  const lost = result.errors + result.timeouts;
+  if (lost) failed.samples.push(`${lost} connection errors or timeouts`);
+  failed.count += lost;
   const s = summary(latencies);
   return { ...s, perSecond: s.count / seconds, failures: failed.count, failureSamples: failed.samples };
 }
@@ -81,9 +80,9 @@ export const WORLD_META = {
   Name: 'Bench',
   Description: '',
   Tags: [],
-  ThumbnailURL: '',
+  BuildPlatform: 0,
 };
-Object.assign(WORLD_META, { IconURLs: [], ServerScripts: [], BuildPlatform: 0 });
+Object.assign(WORLD_META, { ThumbnailURL: '', IconURLs: [], ServerScripts: [] });
 
 /** POSTs `body` as JSON to /api/v1/`path` and resolves with the envelope; throws unless success (or `expectFail`). */
 export async function post(url, path, body, { expectFail = false } = {}) {

@@ -12,8 +12,8 @@ const BATCH = 500;
  * Opens ctx.dataDir (and ctx.database) with openHost and calls `fn(api)`; what `fn` writes is committed in
  * batches, checkpointed (the host under test must not start by replaying the seed's log) and flushed. api:
  * `newUser({ username, rank, friends, id })` makes a user record signed in with a token of its own (written by
- * `put('users', record)`), `user(spec)` makes and writes one, `put(collection, record)`, `append(log, entry)`,
- * `ids`, `now`, `host`. Resolves with what `fn` returned and `seedMs`.
+ * `put('users', record)`), `user(spec)` makes and writes one, `users(n, spec)` n of them; `put(collection,
+ * record)`, `append(log, entry)`, `ids`, `now`, `host`. Resolves with what `fn` returned and `seedMs`.
  */
 export async function seed(ctx, fn, overrides = {}) {
   const [{ openHost }, { hashToken }, { randomIds }, { newUserRecord }, argon2] = await Promise.all([
@@ -24,10 +24,11 @@ export async function seed(ctx, fn, overrides = {}) {
     import('@node-rs/argon2'),
   ]);
   const started = performance.now();
+  const database = ctx.database ? { database: ctx.database } : {};
   const host = await openHost({
     dataDir: ctx.dataDir,
     ...overrides,
-    ...(ctx.database && { database: ctx.database }),
+    ...database,
     logLevel: 'silent',
     fsync: false,
   });
@@ -74,6 +75,12 @@ export async function seed(ctx, fn, overrides = {}) {
         await api.put('users', user.record);
         return user;
       },
+      /** `n` users, `spec(i)` each. */
+      async users(n, spec) {
+        const list = [];
+        for (let i = 0; i < n; i++) list.push(await api.user(spec(i)));
+        return list;
+      },
       put: (collection, record) => write((t) => t.repo(collection).put(record.Id, record)),
       append: (log, entry) => write((t) => t.append(log, entry)),
     };
@@ -87,12 +94,8 @@ export async function seed(ctx, fn, overrides = {}) {
   return { ...out, seedMs: performance.now() - started };
 }
 
-/** `count` users named `${prefix}${i}`, Registered unless `rank` says otherwise. */
-export async function seedUsers(ctx, count, { prefix = 'bench', rank } = {}) {
-  return seed(ctx, async (api) => {
-    const users = [];
-    for (let i = 0; i < count; i++)
-      users.push(await api.user({ username: `${prefix}${i}`, rank: rank?.(i) }));
-    return { users };
-  });
-}
+/** `count` users named `${prefix}${i}`, Registered unless `rank(i)` says otherwise. */
+export const seedUsers = (ctx, count, { prefix = 'bench', rank } = {}) =>
+  seed(ctx, async (api) => ({
+    users: await api.users(count, (i) => ({ username: `${prefix}${i}`, rank: rank?.(i) })),
+  }));

@@ -6,7 +6,7 @@ import { cpuWindow, procMemory, startHost, within } from '../harness/host.js';
 import { WORLD_META, post } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
 import { messageName, socketDriver, userAuth, userMessage } from '../harness/socket.js';
-import { problems, summary } from '../harness/stats.js';
+import { problems, spread, summary } from '../harness/stats.js';
 
 const TOKEN = 'instances-bench-game-server-token';
 const CONFIG = {
@@ -155,16 +155,12 @@ export default {
   },
   seed: (ctx) =>
     seed(ctx, async (api) => {
-      const make = async (n, prefix) => {
-        const list = [];
-        for (let i = 0; i < n; i++) list.push(await api.user({ username: `${prefix}${i}` }));
-        return list;
-      };
       const idle = ctx.options.phases.includes('idle') ? ctx.options.idle : 0;
+      const users = await api.users(ctx.options.users, (i) => ({ username: `bench${i}` }));
       return {
         owner: await api.user({ username: 'owner' }),
-        users: await make(ctx.options.users, 'bench'),
-        idle: await make(idle, 'idle'),
+        users,
+        idle: await api.users(idle, (i) => ({ username: `idle${i}` })),
       };
     }),
 
@@ -173,12 +169,8 @@ export default {
     const host = await startHost(ctx, { config: CONFIG, args: ['--game-server-token', TOKEN] });
     const { owner } = seeded;
     const file = { name: 'w.hnw', data: Buffer.from('instances bench world').toString('base64') };
-    const world = await post(host.url, 'upload', {
-      userid: owner.id,
-      tokenContent: owner.token,
-      file,
-      worldMeta: WORLD_META,
-    });
+    const as = { userid: owner.id, tokenContent: owner.token };
+    const world = await post(host.url, 'upload', { ...as, file, worldMeta: WORLD_META });
     const driver = socketDriver();
     const [count, per] = [o['game-servers'], o['instances-per-server']];
     ctx.progress(`${count} game servers, ${count * per} instances ...`);
@@ -216,15 +208,8 @@ export default {
       const cpu = await end();
       const per = (seconds) => (1e6 * seconds) / run.count;
       const net = per(cpu.serverSeconds - background * cpu.wallSeconds);
-      phases[name] = {
-        ...run,
-        rate,
-        sockets,
-        cpu,
-        micros: per(cpu.serverSeconds),
-        net,
-        main: per(cpu.mainSeconds),
-      };
+      const [micros, main] = [per(cpu.serverSeconds), per(cpu.mainSeconds)];
+      phases[name] = { ...run, rate, sockets, cpu, micros, net, main };
     };
     const wanted = o.phases.split(',');
     const base = o['game-servers'];
@@ -247,9 +232,8 @@ export default {
     if (driver.dropped) errors.add(`${driver.dropped} sockets closed by the host`);
     driver.closeAll();
     const rows = [];
-    const ms = (p) => `${p.p50.toFixed(2)} / ${p.p99.toFixed(2)} / ${p.max.toFixed(1)} ms`;
     for (const [name, p] of Object.entries(phases)) {
-      rows.push([`${name} (${p.sockets} sockets): join p50 / p99 / max`, ms(p)]);
+      rows.push([`${name} (${p.sockets} sockets): join p50 / p99 / max`, spread(p, ['p50', 'p99', 'max'])]);
       if (name === 'main') rows.push(['main: join p99', p.p99, 'ms', ['<', 20]]);
       if (p.rate) rows.push([`${name}: joins/s of those offered`, p.perSecond / p.rate, 'x', ['>=', 0.95]]);
       else rows.push([`${name}: joins/s`, p.perSecond, '/s']);

@@ -26,12 +26,12 @@ function* history(count, moderators, targets, now) {
       Username: target.username,
       Rank: 2,
       Badges: [],
-      BanStatus: BAN,
       BanCount: 0,
+      WarnCount: 0,
     };
-    const before = states.get(target.id) ?? { ...blank, WarnStatus: WARN, WarnCount: 0, isBanned: false };
+    const before = states.get(target.id) ?? { ...blank, BanStatus: BAN, WarnStatus: WARN, isBanned: false };
     const after = structuredClone(before);
-    const reason = REASONS[i % REASONS.length];
+    const [reason, end] = [REASONS[i % REASONS.length], time + 86_400];
     const action = [
       before.WarnStatus.isWarned ? 'unwarnuser' : 'warnuser',
       before.isBanned ? 'unbanuser' : 'banuser',
@@ -46,19 +46,23 @@ function* history(count, moderators, targets, now) {
         WarnReason: reason,
         WarnDescription: DESCRIPTION,
       };
-      after.WarnCount++;
-      fields = { warnReason: reason, warnDescription: DESCRIPTION };
+      [after.WarnCount, fields] = [
+        before.WarnCount + 1,
+        { warnReason: reason, warnDescription: DESCRIPTION },
+      ];
     }
     if (action === 'banuser') {
-      fields = { banReason: reason, banDescription: DESCRIPTION, timeEnd: time + 86_400 };
       after.BanStatus = {
         isBanned: true,
         BanBegin: time,
-        BanEnd: fields.timeEnd,
+        BanEnd: end,
         BanReason: reason,
-        BanDescription: DESCRIPTION,
+        BanDescription: reason,
       };
-      after.BanCount++;
+      [after.BanCount, fields] = [
+        before.BanCount + 1,
+        { banReason: reason, banDescription: reason, timeEnd: end },
+      ];
     }
     if (action === 'unwarnuser') after.WarnStatus.isWarned = false;
     if (action === 'unbanuser') after.BanStatus.isBanned = false;
@@ -67,14 +71,9 @@ function* history(count, moderators, targets, now) {
     if (action === 'setrank') fields = { newRank: (after.Rank = before.Rank === 2 ? 3 : 2) };
     after.isBanned = after.BanStatus.isBanned;
     states.set(target.id, after);
-    const entry = {
-      id: `modlog_bench_${i}`,
-      seq: 0,
-      time,
-      moderatorId: moderator.id,
-      moderatorName: moderator.username,
-    };
-    yield { ...entry, action, targetUserId: target.id, targetName: target.username, fields, before, after };
+    const by = { moderatorId: moderator.id, moderatorName: moderator.username };
+    const on = { targetUserId: target.id, targetName: target.username };
+    yield { id: `modlog_bench_${i}`, seq: 0, time, ...by, action, ...on, fields, before, after };
   }
 }
 
@@ -109,9 +108,7 @@ async function runLogSize(ctx, entries) {
   const dataDir = join(ctx.tmp, `data-log-${entries}`);
   ctx.progress(`[log ${entries}] seeding ${o.users} users and ${entries} log entries ...`);
   const make = async (api) => {
-    const users = [];
-    for (let i = 0; i < o.users; i++)
-      users.push(await api.user({ username: `bench${i}`, rank: i < o.clients ? 4 : 2 }));
+    const users = await api.users(o.users, (i) => ({ username: `bench${i}`, rank: i < o.clients ? 4 : 2 }));
     const [moderators, targets] = [users.slice(0, o.clients), users.slice(o.clients)];
     for (const entry of history(entries, moderators, targets, api.now)) await api.append('moderation', entry);
     return { moderators, targets };

@@ -205,11 +205,6 @@ export default {
     const phases = o.phases.split(',');
     const need = (phases.includes('idle') ? o.idle : 0) + o.friends + 512;
     if (fdLimit() < need) throw new BenchError(`open-file limit ${fdLimit()} too low: ulimit -n ${need}`);
-    const users = async (api, n, spec) => {
-      const list = [];
-      for (let i = 0; i < n; i++) list.push(await api.user(spec(i)));
-      return list;
-    };
     const make = async (api) => {
       const ids = Array.from({ length: o.friends }, () => api.ids.id('user'));
       const friend = (i) => ({
@@ -217,8 +212,8 @@ export default {
         username: `friend${i}`,
         friends: ids.filter((x) => x !== ids[i]),
       });
-      const idle = await users(api, phases.includes('idle') ? o.idle : 0, (i) => ({ username: `idle${i}` }));
-      return { friends: await users(api, o.friends, friend), idle };
+      const idle = await api.users(phases.includes('idle') ? o.idle : 0, (i) => ({ username: `idle${i}` }));
+      return { friends: await api.users(o.friends, friend), idle };
     };
     return seed(ctx, make, CONFIG);
   },

@@ -1,9 +1,7 @@
 // Uploads: a large world upload to the host against a bare streaming server (with and without fsync), its peak RSS,
 // and several at once; interleaved rounds, the median round of each reported.
 import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import http from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -27,33 +25,16 @@ const md5Of = (bytes) => {
   return md5.digest('hex');
 };
 
-/** POSTs head + `bytes` of the repeated chunk + tail with backpressure; resolves with the parsed answer. */
-function postStream(url, path, type, bytes, head = '', tail = '') {
-  const length = Buffer.byteLength(head) + bytes + Buffer.byteLength(tail);
-  const headers = { 'content-type': type, 'content-length': length };
-  const req = http.request({
-    host: url.hostname,
-    port: url.port,
-    method: 'POST',
-    path,
-    agent: false,
-    headers,
-  });
-  (async () => {
-    req.write(head);
-    for (let sent = 0; sent < bytes; sent += MIB)
-      if (!req.write(CHUNK.subarray(0, Math.min(MIB, bytes - sent)))) await once(req, 'drain');
-    req.end(tail);
-  })().catch((error) => req.destroy(error));
-  return new Promise((resolvePost, reject) => {
-    req.on('error', reject);
-    req.on('response', (res) =>
-      res
-        .setEncoding('utf8')
-        .on('data', (t) => (res.text = (res.text ?? '') + t))
-        .on('end', () => resolvePost(JSON.parse(res.text))),
-    );
-  });
+/** POSTs head + `bytes` of the repeated chunk + tail, streamed with backpressure; resolves with the answer. */
+async function postStream(url, path, type, bytes, head = '', tail = '') {
+  async function* body() {
+    if (head) yield Buffer.from(head);
+    for (let sent = 0; sent < bytes; sent += MIB) yield CHUNK.subarray(0, Math.min(MIB, bytes - sent));
+    if (tail) yield Buffer.from(tail);
+  }
+  const headers = { 'content-type': type, 'content-length': String(Buffer.byteLength(head + tail) + bytes) };
+  const res = await fetch(new URL(path, url), { method: 'POST', headers, body: body(), duplex: 'half' });
+  return res.json();
 }
 
 async function toHost(url, user, bytes, md5) {
@@ -177,12 +158,10 @@ export default {
     const o = ctx.options;
     const rows = [];
     const cases = o.cases.split(',');
-    if (cases.includes('single'))
-      rows.push(...(await scenario(ctx, 'single', 1, Math.round(o['size-mib'] * MIB))));
-    if (cases.includes('concurrent'))
-      rows.push(
-        ...(await scenario(ctx, 'concurrent', o.concurrent, Math.round(o['concurrent-size-mib'] * MIB))),
-      );
+    const mib = (n) => Math.round(n * MIB);
+    if (cases.includes('single')) rows.push(...(await scenario(ctx, 'single', 1, mib(o['size-mib']))));
+    const [count, size] = [o.concurrent, mib(o['concurrent-size-mib'])];
+    if (cases.includes('concurrent')) rows.push(...(await scenario(ctx, 'concurrent', count, size)));
     return { title: `${o.repeat} round(s)`, rows };
   },
 };

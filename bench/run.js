@@ -49,6 +49,7 @@ function options(scenario, args) {
     out[key] = typeof o.default === 'number' ? Number(values[key]) : values[key];
     if (Number.isNaN(out[key]) || out[key] < 0) throw new BenchError(`--${key} takes a number`);
   }
+  out.phases = out.phases?.split(','); // a list of the scenario's phases to run
   return out;
 }
 

@@ -9,7 +9,6 @@ import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WebSocketServer } from 'ws';
 
@@ -28,12 +27,7 @@ if (mode === 'relay') {
     const id = new URL(req.url ?? '/', 'http://relay').searchParams.get('id') ?? '';
     sockets.set(id, ws);
     ws.on('message', (data) => {
-      let to;
-      try {
-        to = JSON.parse(data.toString('utf8')).to;
-      } catch {
-        return;
-      }
+      const to = /"to":"([^"]*)"/.exec(data.toString('utf8'))?.[1];
       sockets.get(to)?.send(data, { binary: false });
     });
     ws.on('close', () => sockets.get(id) === ws && sockets.delete(id));
@@ -48,14 +42,11 @@ if (mode === 'relay') {
     const path = join(dir, `upload-${count++}.bin`);
     const md5 = createHash('md5');
     let size = 0;
-    const hasher = new Transform({
-      transform(chunk, _encoding, done) {
-        md5.update(chunk);
-        size += chunk.length;
-        done(null, chunk);
-      },
+    req.on('data', (chunk) => {
+      md5.update(chunk);
+      size += chunk.length;
     });
-    pipeline(req, hasher, createWriteStream(path, { flags: 'wx' }))
+    pipeline(req, createWriteStream(path, { flags: 'wx' }))
       .then(async () => {
         if (!fsync) return;
         const handle = await open(path, 'r+');

@@ -62,11 +62,8 @@ export function fdLimit(pid = 'self') {
 
 async function machineCpu() {
   const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields;
   const busy = user + nice + system + irq + softirq;
   return { busy: busy / CLK_TCK, steal: steal / CLK_TCK, total: (busy + idle + iowait + steal) / CLK_TCK };
 }
@@ -173,11 +170,8 @@ const SERVED = /listening on (http:\/\/\S+)\r?\n[\s\S]*^data folder: .*\r?\n/m;
  * arguments), `nodeArgs`, `env`, `ui`. The run's own serve arguments (--database, --redis, those after `--`) are
  * always passed: hosts sharing PostgreSQL and Redis are `startHosts(ctx, 2, { dataDir: ctx.dataDir })`.
  */
-export async function startHosts(
-  ctx,
-  count,
-  { dataDir, config, args = [], nodeArgs = [], env, ui = false } = {},
-) {
+export async function startHosts(ctx, count, options = {}) {
+  const { dataDir, config, args = [], nodeArgs = [], env, ui = false } = options;
   const extra = [...ctx.serveArgs, ...args];
   if (config) {
     const path = join(ctx.tmp, `config-${ctx.configs++}.json`);
@@ -211,11 +205,7 @@ export async function benchSchema(url) {
   const admin = async (sql) => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
+    await client.query(sql).finally(() => client.end());
   };
   await admin(`CREATE SCHEMA ${name}`);
   const placed = new URL(url);

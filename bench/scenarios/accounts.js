@@ -68,10 +68,10 @@ export default {
       };
     };
     if (o.warmup > 0) await load(o.clients, 'getUser', o.warmup);
-    const want = o.phases.split(',');
-    if (want.includes('getUser')) await run('getUser', { getUser: o.clients });
-    if (want.includes('updateBio')) await run('updateBio', { updateBio: o.clients });
-    if (want.includes('loginStorm')) await run('loginStorm', { getUser: o.clients - STORM, login: STORM });
+    if (o.phases.includes('getUser')) await run('getUser', { getUser: o.clients });
+    if (o.phases.includes('updateBio')) await run('updateBio', { updateBio: o.clients });
+    if (o.phases.includes('loginStorm'))
+      await run('loginStorm', { getUser: o.clients - STORM, login: STORM });
     const afterLoad = await procMemory(host.pid);
 
     const rows = [['startup', host.startupMs, 'ms', ['<', 1000]]];

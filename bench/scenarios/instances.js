@@ -211,15 +211,14 @@ export default {
       const [micros, main] = [per(cpu.serverSeconds), per(cpu.mainSeconds)];
       phases[name] = { ...run, rate, sockets, cpu, micros, net, main };
     };
-    const wanted = o.phases.split(',');
     const base = o['game-servers'];
-    if (wanted.includes('small')) {
+    if (o.phases.includes('small')) {
       await ctx.guard(connect(o['small-users']));
       await phase('small', o['small-users'], o.rate, base + o['small-users']);
     }
     await ctx.guard(connect(o.users));
-    if (wanted.includes('main')) await phase('main', o.users, o.rate, base + o.users);
-    if (wanted.includes('idle')) {
+    if (o.phases.includes('main')) await phase('main', o.users, o.rate, base + o.users);
+    if (o.phases.includes('idle')) {
       const idle = socketDriver();
       ctx.progress(`opening ${seeded.idle.length} idle sockets ...`);
       await ctx.guard(idle.openAll(host.wsUrl, seeded.idle, (u) => ({ auth: userAuth(u) }), 200));
@@ -227,7 +226,7 @@ export default {
       idle.closeAll();
       await sleep(1000);
     }
-    if (wanted.includes('saturation')) await phase('saturation', o.users, 0, base + o.users);
+    if (o.phases.includes('saturation')) await phase('saturation', o.users, 0, base + o.users);
     const memory = await procMemory(host.pid);
     if (driver.dropped) errors.add(`${driver.dropped} sockets closed by the host`);
     driver.closeAll();

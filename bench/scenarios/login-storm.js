@@ -15,11 +15,8 @@ async function login(url, username, password, ok) {
   const started = performance.now();
   const answer = await post(url, 'login', { username, password }, { expectFail: !ok });
   const ms = performance.now() - started;
-  if (
-    ok
-      ? typeof answer.result?.token?.content !== 'string'
-      : answer.result?.error?.code !== 'INCORRECT_CREDENTIALS'
-  )
+  const code = answer.result?.error?.code;
+  if (ok ? typeof answer.result?.token?.content !== 'string' : code !== 'INCORRECT_CREDENTIALS')
     throw new BenchError(`login of ${username}: ${JSON.stringify(answer)}`);
   return ms;
 }

@@ -202,7 +202,7 @@ export default {
   },
   async seed(ctx) {
     const o = ctx.options;
-    const phases = o.phases.split(',');
+    const { phases } = o;
     const need = (phases.includes('idle') ? o.idle : 0) + o.friends + 512;
     if (fdLimit() < need) throw new BenchError(`open-file limit ${fdLimit()} too low: ulimit -n ${need}`);
     const make = async (api) => {
@@ -220,7 +220,7 @@ export default {
 
   async load(ctx, { friends, idle: idleUsers }) {
     const o = ctx.options;
-    const phases = o.phases.split(',');
+    const { phases } = o;
     const rounds = [];
     const throughputPhases = phases.includes('relay') || phases.includes('server');
     for (let round = 1; round <= o.repeat && throughputPhases; round++) {

@@ -31,11 +31,7 @@ async function measure(store, { clients, seconds }) {
     }),
   );
   const cpu = await end();
-  return {
-    serialMs,
-    perSecond: done / cpu.wallSeconds,
-    cpuMicrosPerCommit: (1e6 * cpu.clientSeconds) / done,
-  };
+  return { serialMs, perSecond: done / cpu.wallSeconds, cpuMicros: (1e6 * cpu.clientSeconds) / done };
 }
 
 export default {
@@ -57,7 +53,7 @@ export default {
           value: m.perSecond,
           unit: 'commits/s',
         });
-        rows.push({ name: `${label}: CPU per commit here`, value: m.cpuMicrosPerCommit, unit: 'us' });
+        rows.push({ name: `${label}: CPU per commit here`, value: m.cpuMicros, unit: 'us' });
       } finally {
         await store.close();
       }

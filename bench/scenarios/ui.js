@@ -59,18 +59,13 @@ const MARKS = `(() => {
 })();`;
 const epoch = () => performance.timeOrigin + performance.now();
 
+/** All the JS the UI ships (dist/renderer/assets), gzip -9. */
 async function jsSize() {
-  const html = await readFile(join(UI, 'index.html'), 'utf8');
-  const initial = new Set([...html.matchAll(/(?:src|href)="\.?\/?(assets\/[^"?]+\.js)/g)].map((m) => m[1]));
-  const out = { all: 0, initial: 0, css: 0 };
-  for (const name of await readdir(join(UI, 'assets'))) {
-    const gz = gzipSync(await readFile(join(UI, 'assets', name)), { level: 9 }).length;
-    if (name.endsWith('.css')) out.css += gz;
-    if (!name.endsWith('.js')) continue;
-    out.all += gz;
-    if (initial.has(`assets/${name}`)) out.initial += gz;
-  }
-  return out;
+  let bytes = 0;
+  for (const name of await readdir(join(UI, 'assets')))
+    if (name.endsWith('.js'))
+      bytes += gzipSync(await readFile(join(UI, 'assets', name)), { level: 9 }).length;
+  return bytes;
 }
 
 /** A fresh context (empty cache; `session` stored before the page's scripts run) and a page in it. */
@@ -236,14 +231,9 @@ export default {
 
   async load(ctx, { users }) {
     const o = ctx.options;
-    const phases = o.phases.split(',');
+    const { phases } = o;
     const rows = [];
-    if (phases.includes('size')) {
-      const size = await jsSize();
-      rows.push(['JS shipped, gzip -9', size.all, 'kB', ['<', 250_000]]);
-      const kb = (n) => (n / 1000).toFixed(1);
-      rows.push(['JS loaded at start / CSS, gzip -9', `${kb(size.initial)} / ${kb(size.css)} kB`]);
-    }
+    if (phases.includes('size')) rows.push(['JS shipped, gzip -9', await jsSize(), 'kB', ['<', 250_000]]);
     if (!phases.some((p) => p !== 'size')) return { rows };
     const host = await startHost(ctx, { ui: true, config: CONFIG });
     const launch = { executablePath: CHROMIUM, args: ARGS, handleSIGINT: false, handleSIGTERM: false };

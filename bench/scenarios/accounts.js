@@ -8,30 +8,21 @@ const STORM = 16;
 
 /** Requests of one kind, cycling through the users (two requests in flight never share a user). */
 function requests(users, kind) {
-  let next = 0;
-  let bio = 0;
+  let [next, bio] = [0, 0];
   return () => {
     const user = users[next++ % users.length];
     const as = { userid: user.id, tokenContent: user.token };
-    if (kind === 'getUser')
-      return {
-        path: '/api/v1/getUser',
-        body: as,
-        check: (a) => (a.result?.UserData?.Id === user.id ? null : 'another user'),
-      };
-    if (kind === 'login') {
-      const body = { username: user.username, password: PASSWORD, app: 'bench' };
-      return {
-        path: '/api/v1/login',
-        body,
-        check: (a) => (a.result?.LoginResult === 4 ? null : 'not signed in'),
-      };
-    }
     const text = `bench ${bio++}`;
+    const login = { username: user.username, password: PASSWORD, app: 'bench' };
+    const [body, ok] = {
+      getUser: [as, (a) => a.result?.UserData?.Id === user.id],
+      updateBio: [{ ...as, bio: { StatusText: text } }, (a) => a.result?.Bio?.StatusText === text],
+      login: [login, (a) => a.result?.LoginResult === 4],
+    }[kind];
     return {
-      path: '/api/v1/updateBio',
-      body: { ...as, bio: { StatusText: text } },
-      check: (a) => (a.result?.Bio?.StatusText === text ? null : 'updateBio did not echo the new StatusText'),
+      path: `/api/v1/${kind}`,
+      body,
+      check: (a) => (ok(a) ? null : `${kind}: ${JSON.stringify(a.result)}`),
     };
   };
 }

@@ -96,7 +96,6 @@ function joinRun(users, instances, rate, ms, errors) {
   };
   const ended = (u) => {
     inFlight--;
-    if (u.state !== 'idle') return;
     if (rate === 0 && performance.now() < deadline) launch(u);
     else pool.push(u);
   };
@@ -111,9 +110,10 @@ function joinRun(users, instances, rate, ms, errors) {
         u.sentAt = now;
         return u.socket.send(`${u.prefix}LeaveInstance","args":${u.instance.args}}`);
       }
-      if (name === 'leftinstance' && u.state === 'leaving') u.state = 'idle';
-      else errors.add(`${name} while ${u.state}: ${data.toString().slice(0, 160)}`);
-      if (u.state !== 'joining' && u.state !== 'leaving') ended(u);
+      // leftinstance ends a cycle; a refusal (failedtojoininstance...) too, counted as an error.
+      if (name !== 'leftinstance' || u.state !== 'leaving')
+        errors.add(`${name} while ${u.state}: ${String(data).slice(0, 160)}`);
+      if (u.state === 'joining' || u.state === 'leaving') ended(Object.assign(u, { state: 'idle' }));
     };
   }
   const tick = () => {
@@ -138,10 +138,9 @@ function joinRun(users, instances, rate, ms, errors) {
 
 export default {
   describe:
-    'Game servers (each with instances of one world) and users looping join -> leave at an offered rate, with ' +
-    'the same users per instance in each phase: small (fewer users), main, idle (main plus many idle verified ' +
-    'sockets), saturation (closed loop: the most joins per second). CPU per join (net of the background CPU of ' +
-    'the same sockets without load, measured first) must not grow with the sockets.',
+    'Game servers with instances of one world; users loop join -> leave at an offered rate, the same users per ' +
+    'instance in each phase: small, main, idle (main + idle verified sockets), saturation (closed loop). CPU per ' +
+    'join, net of the background CPU of the same sockets without load, must not grow with the sockets.',
   options: {
     rate: { default: 1000, help: 'joins per second offered in the paced phases' },
     users: { default: 2000, help: 'users of the main phase' },

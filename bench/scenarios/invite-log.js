@@ -40,9 +40,9 @@ export default {
       await end();
       const ms = performance.now() - started;
       delay.disable();
-      rows.push({ name: `round ${round}: compaction`, value: ms, unit: 'ms' });
-      rows.push({ name: `round ${round}: longest stall`, value: delay.max / 1e6, unit: 'ms' });
-      rows.push({ name: `round ${round}: stall p99`, value: delay.percentile(99) / 1e6, unit: 'ms' });
+      rows.push([`round ${round}: compaction`, ms, 'ms']);
+      rows.push([`round ${round}: longest stall`, delay.max / 1e6, 'ms']);
+      rows.push([`round ${round}: stall p99`, delay.percentile(99) / 1e6, 'ms']);
     }
     await log.close();
     return { title: `${count.toLocaleString('en-US')} invite requests, ${rounds} rounds`, rows };

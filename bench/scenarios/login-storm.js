@@ -68,17 +68,12 @@ export default {
     return {
       title: `${storm} made-up-username logins at once, ${rounds} round(s)`,
       rows: [
-        { name: "real user's login, no storm", value: of('quietMs'), unit: 'ms' },
-        {
-          name: "real user's login during the storm",
-          value: of('duringMs'),
-          unit: 'ms',
-          target: ['<', 2000],
-        },
-        { name: 'storm: made-up usernames refused p50', value: of('unknownP50Ms'), unit: 'ms' },
-        { name: 'storm: all refused after', value: of('stormMs'), unit: 'ms' },
-        { name: 'quiet: wrong password refused', value: median(wrongPassword), unit: 'ms' },
-        { name: 'quiet: made-up username refused', value: median(unknown), unit: 'ms' },
+        ["real user's login, no storm", of('quietMs'), 'ms'],
+        ["real user's login during the storm", of('duringMs'), 'ms', ['<', 2000]],
+        ['storm: made-up usernames refused p50', of('unknownP50Ms'), 'ms'],
+        ['storm: all refused after', of('stormMs'), 'ms'],
+        ['quiet: wrong password refused', median(wrongPassword), 'ms'],
+        ['quiet: made-up username refused', median(unknown), 'ms'],
       ],
       notes: ['Medians over the rounds; quiet refusals close to each other: time does not tell who exists.'],
       details: { rounds: each },

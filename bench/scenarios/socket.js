@@ -98,9 +98,9 @@ function inviteRun(t, window, ms) {
 async function throughput(ctx, kind, friends) {
   const o = ctx.options;
   const relay = kind === 'relay';
-  const target = relay
-    ? await spawnNode(ctx, 'relay', [BASELINES, 'relay'])
-    : await startHost(ctx, { config: CONFIG });
+  const target = await (relay
+    ? spawnNode(ctx, 'relay', [BASELINES, 'relay'])
+    : startHost(ctx, { config: CONFIG }));
   const wsUrl = `ws://${target.url.host}/`;
   const ids = friends.map((u) => u.id);
   const index = new Map(ids.map((id, i) => [id, i]));
@@ -119,11 +119,8 @@ async function throughput(ctx, kind, friends) {
     else t.errors.add(`unexpected ${name}`);
   };
   ctx.progress(`  ${kind}: connecting ${friends.length} sockets ...`);
-  const options = (u, i) => ({
-    url: relay ? `${wsUrl}?id=${u.id}` : wsUrl,
-    auth: !relay && userAuth(u),
-    onMessage: onMessage(i),
-  });
+  const url = (u) => (relay ? `${wsUrl}?id=${u.id}` : wsUrl);
+  const options = (u, i) => ({ url: url(u), auth: !relay && userAuth(u), onMessage: onMessage(i) });
   const { sockets, ms: connectMs } = await ctx.guard(driver.openAll(wsUrl, friends, options, 100));
   t.sockets = sockets;
   await driver.quiet();

@@ -47,13 +47,9 @@ export default {
       const store = await open();
       try {
         const m = await measure(store, ctx.options);
-        rows.push({ name: `${label}: one commit at a time`, value: m.serialMs, unit: 'ms' });
-        rows.push({
-          name: `${label}: ${ctx.options.clients} at once`,
-          value: m.perSecond,
-          unit: 'commits/s',
-        });
-        rows.push({ name: `${label}: CPU per commit here`, value: m.cpuMicros, unit: 'us' });
+        rows.push([`${label}: one commit at a time`, m.serialMs, 'ms']);
+        rows.push([`${label}: ${ctx.options.clients} at once`, m.perSecond, 'commits/s']);
+        rows.push([`${label}: CPU per commit here`, m.cpuMicros, 'us']);
       } finally {
         await store.close();
       }

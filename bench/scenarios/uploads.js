@@ -102,41 +102,34 @@ async function scenario(ctx, name, count, bytes) {
   const runs = { bare: [], bareFsync: [], host: [] };
   for (let rep = 1; rep <= ctx.options.repeat; rep++) {
     ctx.progress(`[${name} ${rep}] bare, bare + fsync, host: ${count} x ${bytes / MIB} MiB ...`);
-    for (const fsync of [false, true])
-      runs[fsync ? 'bareFsync' : 'bare'].push(
-        await measure(base.pid, count, bytes, () => toBaseline(base.url, fsync, bytes, md5)),
-      );
+    const bare = (fsync) => measure(base.pid, count, bytes, () => toBaseline(base.url, fsync, bytes, md5));
+    runs.bare.push(await bare(false));
+    runs.bareFsync.push(await bare(true));
     const dataDir = join(ctx.tmp, `data-${name}-${rep}`);
     const { users } = await seedUsers({ ...ctx, dataDir }, count, { prefix: 'uploader' });
-    const host = await startHost(ctx, {
-      dataDir,
-      config: { uploads: { maxFileBytes: Math.max(bytes, 1e9) } },
-    });
+    const config = { uploads: { maxFileBytes: Math.max(bytes, 1e9) } };
+    const host = await startHost(ctx, { dataDir, config });
     await toHost(host.url, users[0], warm, md5Of(warm));
     const m = await measure(host.pid, count, bytes, (i) => toHost(host.url, users[i], bytes, md5));
-    for (const key of m.results)
-      if ((await stat(join(dataDir, 'files', key))).size !== bytes)
-        throw new BenchError(`stored ${key} is short`);
+    const stored = await Promise.all(m.results.map((key) => stat(join(dataDir, 'files', key))));
+    if (stored.some((file) => file.size !== bytes)) throw new BenchError('a stored file is short');
     runs.host.push(m);
     await host.stop();
     await rm(dataDir, RM_OPTIONS);
   }
   await base.stop();
-  const mid = (list) =>
-    [...list].sort((a, b) => a.mibPerSecond - b.mibPerSecond)[Math.floor((list.length - 1) / 2)];
+  const mid = (list) => list.toSorted((a, b) => a.mibPerSecond - b.mibPerSecond)[(list.length - 1) >> 1];
   const [bare, bareFsync, host] = [mid(runs.bare), mid(runs.bareFsync), mid(runs.host)];
   const tag = count === 1 ? `${bytes / MIB} MiB` : `${count} x ${bytes / MIB} MiB`;
   const rate = (m) => m.mibPerSecond.toFixed(1);
+  const cpu = [host, bareFsync].map((m) => m.cpuPerGiB.toFixed(2)).join(' / ');
   return [
     [`${tag}: host`, `${rate(host)} MiB/s`],
     [`${tag}: bare / bare + fsync`, `${rate(bare)} / ${rate(bareFsync)} MiB/s`],
     [`${tag}: host vs bare + fsync`, host.mibPerSecond / bareFsync.mibPerSecond, 'x', ['>=', 0.9]],
     [`${tag}: host vs bare, no fsync`, host.mibPerSecond / bare.mibPerSecond, 'x', ['>=', 0.9]],
     [`${tag}: host peak RSS`, Math.max(...runs.host.map((m) => m.peakMB)), 'MB', ['<', 150]],
-    [
-      `${tag}: CPU per GiB host / bare + fsync`,
-      `${host.cpuPerGiB.toFixed(2)} / ${bareFsync.cpuPerGiB.toFixed(2)} s`,
-    ],
+    [`${tag}: CPU per GiB host / bare + fsync`, `${cpu} s`],
     [`${tag}: rounds (host MiB/s)`, runs.host.map(rate).join(', ')],
   ];
 }

@@ -1,0 +1,51 @@
+// Figures: quantiles of latencies and the number formats of the tables.
+
+/** Nearest-rank quantile of an ascending array; NaN when empty. */
+export function quantile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** count, p50, p95, p99, max of a list of latencies (ms). */
+export function summary(values) {
+  const sorted = Float64Array.from(values).sort();
+  const at = (q) => quantile(sorted, q);
+  return { count: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1) ?? NaN };
+}
+
+export const median = (values) => summary(values).p50;
+/** Quantiles of a summary as "a / b ms". */
+export const spread = (s, keys = ['p50', 'p99'], digits = 2) =>
+  `${keys.map((k) => s[k].toFixed(digits)).join(' / ')} ms`;
+
+/** A list of problems keeping the first few distinct messages. */
+export function problems() {
+  const out = { count: 0, samples: [] };
+  out.add = (message) => {
+    out.count++;
+    if (out.samples.length < 5 && !out.samples.includes(message)) out.samples.push(message);
+  };
+  return out;
+}
+
+/** The failures of several loads (httpLoad results) together. */
+export const failuresOf = (results) => ({
+  count: results.reduce((sum, r) => sum + r.failures, 0),
+  samples: results.flatMap((r) => r.failureSamples).slice(0, 8),
+});
+
+const finite = (f) => (n) => (Number.isFinite(n) ? f(n) : 'n/a');
+const int = finite((n) => Math.round(n).toLocaleString('en-US'));
+/** How a value is shown, by its unit. */
+export const show = {
+  ms: finite((n) => `${n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : int(n)} ms`),
+  s: finite((n) => `${n.toFixed(2)} s`),
+  MiB: finite((n) => `${n.toFixed(1)} MiB`),
+  KiB: finite((n) => `${n.toFixed(1)} KiB`),
+  kB: finite((n) => `${(n / 1000).toFixed(1)} kB`),
+  '%': finite((n) => `${Math.round(n)}%`),
+  x: finite((n) => `${n.toFixed(2)}x`),
+  us: finite((n) => `${int(n)} us`),
+  '': int,
+};
+export const fmt = (value, unit = '') => (show[unit] ?? ((n) => `${int(n)} ${unit}`))(value);

@@ -1,0 +1,261 @@
+// Socket: invite-request delivery among verified friends against a bare ws relay (interleaved rounds, the median
+// reported), the connect storm of the friends, and memory per idle verified socket.
+import { readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BASELINES,
+  BenchError,
+  cpuWindow,
+  fdLimit,
+  procMemory,
+  startHost,
+  spawnNode,
+} from '../harness/host.js';
+import { seed } from '../harness/seed.js';
+import { messageName, socketDriver, userAuth } from '../harness/socket.js';
+import { problems, spread, summary } from '../harness/stats.js';
+
+const CONFIG = {
+  socket: { inviteRequestCooldownSeconds: 0, messagesPerSecond: 10_000_000, messageBurst: 10_000_000 },
+  fsync: true,
+  // Every client comes from 127.0.0.1: the connection caps must not count the bench's sockets.
+  limits: { connectionsPerAddress: 100_000, connections: 100_000 },
+};
+/** Loaded into the idle host (with --expose-gc): on SIGUSR2 a full GC, then process.memoryUsage() to a file. */
+const PROBE =
+  "import{writeFileSync}from'node:fs';process.on('SIGUSR2',()=>{globalThis.gc();globalThis.gc();" +
+  'writeFileSync(process.env.HYPERNEX_BENCH_PROBE,JSON.stringify(process.memoryUsage()))});';
+
+/**
+ * Keeps `window` requests in flight among the friends' sockets for `ms`. A request is in flight from its send
+ * until the target gets gotinviterequest (one per sender-target pair at most) and, on the host, until the sender
+ * gets its durable answer. Stragglers get 10 s (answers 30 s), then count as lost.
+ */
+function inviteRun(t, window, ms) {
+  const n = t.ids.length;
+  const r = { inFlight: new Map(), acks: new Map(), ackOut: 0, inWindow: 0, lat: [], ackLat: [] };
+  const deadline = performance.now() + ms;
+  let sending = true;
+  let done;
+  const finished = new Promise((resolveRun) => (done = resolveRun));
+  const pump = () => {
+    while (sending && r.inFlight.size < window) {
+      const s = Math.floor(Math.random() * n);
+      const to = (s + 1 + Math.floor(Math.random() * (n - 1))) % n;
+      if (r.inFlight.has(s * n + to)) continue;
+      r.inFlight.set(s * n + to, performance.now());
+      if (!t.relay) r.acks.set(s * n + to, [...(r.acks.get(s * n + to) ?? []), performance.now()]);
+      if (!t.relay) r.ackOut++;
+      t.sockets[s].send(t.payload(s, to));
+    }
+    if (!sending && r.inFlight.size === 0 && r.ackOut === 0) done();
+  };
+  t.run = {
+    delivered(key) {
+      const sentAt = r.inFlight.get(key);
+      if (sentAt === undefined) return t.errors.add('a gotinviterequest nobody was waiting for');
+      r.inFlight.delete(key);
+      r.lat.push(performance.now() - sentAt);
+      if (performance.now() <= deadline) r.inWindow++;
+      pump();
+    },
+    answered(key, ok, reason) {
+      const sentAt = r.acks.get(key)?.shift();
+      if (sentAt === undefined) return t.errors.add('an answer for no request in flight');
+      r.ackOut--;
+      if (ok) r.ackLat.push(performance.now() - sentAt);
+      else {
+        t.errors.add(`failedtorequestinvite ${reason}`);
+        r.inFlight.delete(key);
+      }
+      pump();
+    },
+  };
+  const stop = () => {
+    sending = false;
+    pump();
+  };
+  const timers = [setTimeout(stop, ms), setTimeout(() => r.inFlight.size > 0 && done(), ms + 10_000)];
+  timers.push(setTimeout(done, ms + 30_000));
+  pump();
+  return finished.then(() => {
+    timers.forEach(clearTimeout);
+    t.run = null;
+    if (r.inFlight.size) t.errors.add(`${r.inFlight.size} requests never delivered`);
+    if (r.ackOut) t.errors.add(`${r.ackOut} sentinviterequest answers missing`);
+    return {
+      perSecond: r.inWindow / (ms / 1000),
+      inWindow: r.inWindow,
+      lat: summary(r.lat),
+      ack: summary(r.ackLat),
+    };
+  });
+}
+
+/** Relay or host: connect the friends (the connect storm), settle, warm up, one measured run. */
+async function throughput(ctx, kind, friends) {
+  const o = ctx.options;
+  const relay = kind === 'relay';
+  const target = await (relay
+    ? spawnNode(ctx, 'relay', [BASELINES, 'relay'])
+    : startHost(ctx, { config: CONFIG }));
+  const wsUrl = `ws://${target.url.host}/`;
+  const ids = friends.map((u) => u.id);
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const driver = socketDriver();
+  const t = { ids, relay, run: null, errors: problems(), friendStatus: 0 };
+  t.payload = relay
+    ? (s, to) => `{"to":"${ids[to]}","message":"gotinviterequest","result":{"fromUserId":"${ids[s]}"}}`
+    : (s, to) => `{"userId":"${ids[s]}","message":"RequestInvite","args":{"targetUserId":"${ids[to]}"}}`;
+  const onMessage = (i) => (data) => {
+    if (messageName(data) === 'friendstatus') return t.friendStatus++;
+    const { message: name, result } = JSON.parse(data.toString('utf8'));
+    const ok = name === 'sentinviterequest';
+    if (name === 'gotinviterequest') t.run?.delivered(index.get(result.fromUserId) * ids.length + i);
+    else if (ok || name === 'failedtorequestinvite')
+      t.run?.answered(i * ids.length + index.get(result.targetUserId), ok, result.reason);
+    else t.errors.add(`unexpected ${name}`);
+  };
+  ctx.progress(`  ${kind}: connecting ${friends.length} sockets ...`);
+  const url = (u) => (relay ? `${wsUrl}?id=${u.id}` : wsUrl);
+  const options = (u, i) => ({ url: url(u), auth: !relay && userAuth(u), onMessage: onMessage(i) });
+  const { sockets, ms: connectMs } = await ctx.guard(driver.openAll(wsUrl, friends, options, 100));
+  t.sockets = sockets;
+  await driver.quiet();
+  if (o.warmup > 0) await ctx.guard(inviteRun(t, o.window, o.warmup * 1000));
+  const end = await cpuWindow(target.pid);
+  const running = inviteRun(t, o.window, o.seconds * 1000);
+  await sleep(o.seconds * 1000); // CPU over the sending window only
+  const cpu = await end();
+  const run = await ctx.guard(running);
+  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by the ${kind}`);
+  driver.closeAll();
+  await target.stop();
+  const mainMicros = (1e6 * cpu.mainSeconds) / run.inWindow;
+  return { ...run, cpu, mainMicros, connectMs, friendStatus: t.friendStatus, errors: t.errors };
+}
+
+/** Idle verified sockets on a fresh host: memory per socket (after a full GC on each side) and verify time. */
+async function idle(ctx, users) {
+  const probe = join(ctx.tmp, 'probe.json');
+  const host = await startHost(ctx, {
+    config: CONFIG,
+    nodeArgs: ['--expose-gc', '--import', `data:text/javascript,${encodeURIComponent(PROBE)}`],
+    env: { HYPERNEX_BENCH_PROBE: probe },
+  });
+  const measure = async () => {
+    await unlink(probe).catch(() => undefined);
+    host.child.kill('SIGUSR2');
+    for (let i = 0; i < 200; i++) {
+      await sleep(50);
+      const heap = await readFile(probe, 'utf8').then(JSON.parse, () => null);
+      if (heap) return { ...heap, ...(await procMemory(host.pid)) };
+    }
+    throw new BenchError('the host did not answer the memory probe');
+  };
+  await sleep(1000);
+  const before = await measure();
+  const driver = socketDriver();
+  ctx.progress(`  opening and verifying ${users.length} idle sockets ...`);
+  const concurrency = ctx.options['connect-concurrency'];
+  const { sockets, ms } = await ctx.guard(
+    driver.openAll(host.wsUrl, users, (u) => ({ auth: userAuth(u) }), concurrency),
+  );
+  await sleep(2000); // idle: only the heartbeat runs now
+  const after = await measure();
+  const dropped = driver.dropped;
+  driver.closeAll();
+  await host.stop();
+  const per = (of) => (of(after) - of(before)) / 1024 / users.length;
+  const [heap, buffers] = [per((m) => m.heapUsed), per((m) => m.external + m.arrayBuffers)];
+  const rows = [
+    ['idle: memory per socket (RSS, after GC)', per((m) => m.rssMiB * 1048576), 'KiB', ['<', 20]],
+  ];
+  rows.push(['idle: JS heap / buffers per socket', `${heap.toFixed(1)} / ${buffers.toFixed(1)} KiB`]);
+  rows.push([`idle: verify ${users.length} sockets`, ms / 1000, 's']);
+  rows.push(['idle: verify p50 / p99', spread(summary(sockets.map((s) => s.verifiedMs)), ['p50', 'p99'], 1)]);
+  rows.push([
+    'idle: host RSS before / after',
+    `${before.rssMiB.toFixed(1)} / ${after.rssMiB.toFixed(1)} MiB`,
+  ]);
+  return { rows, dropped };
+}
+
+export default {
+  describe:
+    'requestinvite delivery among verified friends (a window of requests in flight) against a bare ws relay, in ' +
+    'interleaved rounds (the median round by rate ratio reported); the friends connect storm (every arrival told ' +
+    'to every connected friend); memory per idle verified socket and the time to verify them on a fresh host.',
+  options: {
+    friends: { default: 1000, help: 'users who are all friends, one socket each' },
+    window: { default: 100, help: 'requests in flight' },
+    warmup: { default: 1, help: 'seconds of unreported load before each run' },
+    repeat: { default: 3, help: 'rounds of relay then host' },
+    idle: { default: 10_000, help: 'idle sockets (one user each)' },
+    'connect-concurrency': { default: 256, help: 'idle sockets opened at once' },
+    phases: { default: 'relay,server,idle', help: 'a subset of relay,server,idle' },
+  },
+  async seed(ctx) {
+    const o = ctx.options;
+    const { phases } = o;
+    const need = (phases.includes('idle') ? o.idle : 0) + o.friends + 512;
+    if (fdLimit() < need) throw new BenchError(`open-file limit ${fdLimit()} too low: ulimit -n ${need}`);
+    const make = async (api) => {
+      const ids = Array.from({ length: o.friends }, () => api.ids.id('user'));
+      const friend = (i) => ({
+        id: ids[i],
+        username: `friend${i}`,
+        friends: ids.filter((x) => x !== ids[i]),
+      });
+      const idle = await api.users(phases.includes('idle') ? o.idle : 0, (i) => ({ username: `idle${i}` }));
+      return { friends: await api.users(o.friends, friend), idle };
+    };
+    return seed(ctx, make, CONFIG);
+  },
+
+  async load(ctx, { friends, idle: idleUsers }) {
+    const o = ctx.options;
+    const { phases } = o;
+    const rounds = [];
+    const throughputPhases = phases.includes('relay') || phases.includes('server');
+    for (let round = 1; round <= o.repeat && throughputPhases; round++) {
+      ctx.progress(`round ${round}/${o.repeat}`);
+      const r = {};
+      if (phases.includes('relay')) r.relay = await throughput(ctx, 'relay', friends);
+      if (phases.includes('server')) r.server = await throughput(ctx, 'server', friends);
+      r.ratio = r.relay && r.server ? r.server.perSecond / r.relay.perSecond : NaN;
+      rounds.push(r);
+    }
+    const failures = problems();
+    for (const r of rounds) [r.relay, r.server].forEach((p) => p?.errors.samples.forEach(failures.add));
+    const { relay, server, ratio } =
+      [...rounds].sort((a, b) => a.ratio - b.ratio)[(rounds.length - 1) >> 1] ?? {};
+    const rows = [];
+    if (server) rows.push(['host: delivered', server.perSecond, 'msg/s']);
+    if (relay) rows.push(['bare relay: delivered', relay.perSecond, 'msg/s']);
+    if (server && relay) {
+      rows.push(['host / relay rate', ratio, 'x', ['>=', 0.5]]);
+      const cpu = `${Math.round(relay.mainMicros)} / ${Math.round(server.mainMicros)} us`;
+      rows.push(['event-loop CPU/msg: relay / host', cpu]);
+      rows.push(['rounds (host / relay)', rounds.map((r) => r.ratio.toFixed(2)).join(', ')]);
+    }
+    if (server) {
+      rows.push(['host send -> gotinviterequest p99', server.lat.p99, 'ms', ['<', 15]]);
+      rows.push(['host p50 / max', spread(server.lat, ['p50', 'max'])]);
+      rows.push(['host durable answer p50 / p99', spread(server.ack)]);
+      rows.push([`host: connect ${friends.length} friends`, server.connectMs / 1000, 's']);
+      rows.push(['  friendstatus messages', server.friendStatus, '']);
+    }
+    if (relay) rows.push(['relay p50 / p99', spread(relay.lat)]);
+    if (phases.includes('idle')) {
+      ctx.progress(`idle: ${idleUsers.length} sockets on a fresh host`);
+      const r = await idle(ctx, idleUsers);
+      if (r.dropped) failures.add(`${r.dropped} idle sockets closed by the host`);
+      rows.push(...r.rows);
+    }
+    const title = `${friends.length} friends, window ${o.window}, ${o.seconds} s per run, ${o.repeat} round(s)`;
+    return { title, rows, details: { rounds: rounds.map(({ relay: a, server: b }) => [a, b]) }, failures };
+  },
+};

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { BenchError } from './host.js';
+import { summary } from './stats.js';
 
 const CONNECT_TIMEOUT_MS = 60_000;
 
@@ -110,4 +111,71 @@ export function socketDriver() {
     driver.sockets.clear();
   };
   return driver;
+}
+
+/**
+ * Keeps `window` requests in flight among the friends' sockets for `ms`. A request is in flight from its send
+ * until the target gets gotinviterequest (one per sender-target pair at most) and, on the host, until the sender
+ * gets its durable answer. Stragglers get 10 s (answers 30 s), then count as lost. `t.pick(s)`, when given,
+ * chooses the target of sender `s` (by default any other).
+ */
+export function inviteRun(t, window, ms) {
+  const n = t.ids.length;
+  const r = { inFlight: new Map(), acks: new Map(), ackOut: 0, inWindow: 0, lat: [], ackLat: [] };
+  const deadline = performance.now() + ms;
+  let sending = true;
+  let done;
+  const finished = new Promise((resolveRun) => (done = resolveRun));
+  const pump = () => {
+    while (sending && r.inFlight.size < window) {
+      const s = Math.floor(Math.random() * n);
+      const to = t.pick ? t.pick(s) : (s + 1 + Math.floor(Math.random() * (n - 1))) % n;
+      if (r.inFlight.has(s * n + to)) continue;
+      r.inFlight.set(s * n + to, performance.now());
+      if (!t.relay) r.acks.set(s * n + to, [...(r.acks.get(s * n + to) ?? []), performance.now()]);
+      if (!t.relay) r.ackOut++;
+      t.sockets[s].send(t.payload(s, to));
+    }
+    if (!sending && r.inFlight.size === 0 && r.ackOut === 0) done();
+  };
+  t.run = {
+    delivered(key) {
+      const sentAt = r.inFlight.get(key);
+      if (sentAt === undefined) return t.errors.add('a gotinviterequest nobody was waiting for');
+      r.inFlight.delete(key);
+      r.lat.push(performance.now() - sentAt);
+      if (performance.now() <= deadline) r.inWindow++;
+      pump();
+    },
+    answered(key, ok, reason) {
+      const sentAt = r.acks.get(key)?.shift();
+      if (sentAt === undefined) return t.errors.add('an answer for no request in flight');
+      r.ackOut--;
+      if (ok) r.ackLat.push(performance.now() - sentAt);
+      else {
+        t.errors.add(`failedtorequestinvite ${reason}`);
+        r.inFlight.delete(key);
+      }
+      pump();
+    },
+  };
+  const stop = () => {
+    sending = false;
+    pump();
+  };
+  const timers = [setTimeout(stop, ms), setTimeout(() => r.inFlight.size > 0 && done(), ms + 10_000)];
+  timers.push(setTimeout(done, ms + 30_000));
+  pump();
+  return finished.then(() => {
+    timers.forEach(clearTimeout);
+    t.run = null;
+    if (r.inFlight.size) t.errors.add(`${r.inFlight.size} requests never delivered`);
+    if (r.ackOut) t.errors.add(`${r.ackOut} sentinviterequest answers missing`);
+    return {
+      perSecond: r.inWindow / (ms / 1000),
+      inWindow: r.inWindow,
+      lat: summary(r.lat),
+      ack: summary(r.ackLat),
+    };
+  });
 }

@@ -7,7 +7,7 @@ import { failuresOf } from '../harness/stats.js';
 const STORM = 16;
 
 /** Requests of one kind, cycling through the users (two requests in flight never share a user). */
-function requests(users, kind) {
+export function requests(users, kind) {
   let [next, bio] = [0, 0];
   return () => {
     const user = users[next++ % users.length];

@@ -1,0 +1,168 @@
+// Cluster: hosts sharing PostgreSQL and Redis (issue 15). Invite requests between friends on different hosts against
+// the same load on one host, then with a third host; getUser and updateBio on PostgreSQL against the embedded store;
+// the CPU of every host, of PostgreSQL and of Redis, to say where the next limit is.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BenchError, cpuWindow, procCpu, startHost, startHosts } from '../harness/host.js';
+import { httpLoad } from '../harness/http.js';
+import { seed, seedUsers } from '../harness/seed.js';
+import { inviteRun, socketDriver, userAuth } from '../harness/socket.js';
+import { problems, spread } from '../harness/stats.js';
+import { requests } from './accounts.js';
+
+const CONFIG = {
+  socket: { inviteRequestCooldownSeconds: 0, messagesPerSecond: 1e7, messageBurst: 1e7 },
+  limits: { connectionsPerAddress: 100_000, connections: 100_000 },
+};
+
+/** CPU seconds of every process named `name` (postgres, redis-server). */
+async function cpuOf(name) {
+  let seconds = 0;
+  for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const comm = await readFile(join('/proc', pid, 'comm'), 'utf8').catch(() => '');
+    if (comm.trim() === name)
+      seconds += (await procCpu(pid).catch(() => ({ processSeconds: 0 }))).processSeconds;
+  }
+  return seconds;
+}
+
+/** `count` hosts on the run's database and Redis; friend i signs in on host i % count; requests cross hosts. */
+async function invites(ctx, count, friends) {
+  const o = ctx.options;
+  const hosts = await startHosts(ctx, count, { dataDir: ctx.dataDir, config: CONFIG });
+  const n = friends.length;
+  const driver = socketDriver();
+  const t = { ids: friends.map((f) => f.id), relay: false, run: null, errors: problems() };
+  const index = new Map(t.ids.map((id, i) => [id, i]));
+  t.payload = (s, to) =>
+    `{"userId":"${t.ids[s]}","message":"RequestInvite","args":{"targetUserId":"${t.ids[to]}"}}`;
+  // With several hosts every request goes from one host to another.
+  t.pick = (s) => {
+    for (;;) {
+      const to = Math.floor(Math.random() * n);
+      if (to !== s && (count === 1 || to % count !== s % count)) return to;
+    }
+  };
+  const onMessage = (i) => (data) => {
+    const { message, result } = JSON.parse(data.toString('utf8'));
+    if (message === 'gotinviterequest') t.run?.delivered(index.get(result.fromUserId) * n + i);
+    else if (message === 'sentinviterequest' || message === 'failedtorequestinvite')
+      t.run?.answered(i * n + index.get(result.targetUserId), message === 'sentinviterequest', result.reason);
+  };
+  const url = (i) => hosts[i % count].wsUrl;
+  const opened = await driver.openAll(url(0), friends, (f, i) => ({
+    url: url(i),
+    auth: userAuth(f),
+    onMessage: onMessage(i),
+  }));
+  t.sockets = opened.sockets;
+  await driver.quiet(1000);
+  if (o.warmup > 0) await ctx.guard(inviteRun(t, o.window, o.warmup * 1000));
+  const ends = await Promise.all(hosts.map((h) => cpuWindow(h.pid)));
+  const [pg0, redis0] = [await cpuOf('postgres'), await cpuOf('redis-server')];
+  const running = inviteRun(t, o.window, o.seconds * 1000);
+  await sleep(o.seconds * 1000);
+  const cpus = await Promise.all(ends.map((end) => end()));
+  const [pg, redis] = [(await cpuOf('postgres')) - pg0, (await cpuOf('redis-server')) - redis0];
+  const run = await ctx.guard(running);
+  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by a host`);
+  driver.closeAll();
+  await Promise.all(hosts.map((h) => h.stop()));
+  const per = (seconds) => (1e6 * seconds) / run.inWindow;
+  const hostMicros = cpus.reduce((sum, c) => sum + per(c.serverSeconds), 0);
+  return { ...run, hostMicros, pgMicros: per(pg), redisMicros: per(redis), cpus, errors: t.errors };
+}
+
+/** getUser then updateBio on one host (its store: the run's database, or the embedded folder `dataDir`). */
+async function accounts(ctx, users, dataDir, embedded) {
+  const o = ctx.options;
+  const serveArgs = ctx.serveArgs;
+  if (embedded) ctx.serveArgs = [];
+  const host = await startHost(ctx, { dataDir }).finally(() => (ctx.serveArgs = serveArgs));
+  const out = {};
+  for (const kind of ['getUser', 'updateBio']) {
+    out[kind] = await httpLoad(host.url, {
+      connections: o.clients,
+      seconds: o.seconds,
+      next: requests(users, kind),
+    });
+  }
+  await host.stop();
+  return out;
+}
+
+export default {
+  describe:
+    'hosts sharing --database and --redis: requestinvite between friends signed in on different hosts (a window ' +
+    'in flight) on 1, 2 and 3 hosts, with the CPU per request of the hosts, PostgreSQL and Redis; getUser and ' +
+    'updateBio on PostgreSQL against the embedded store, in the same run.',
+  options: {
+    friends: { default: 200, help: 'users who are all friends, one socket each' },
+    window: { default: 50, help: 'invite requests in flight' },
+    warmup: { default: 1, help: 'seconds of unreported load before each run' },
+    users: { default: 10_000, help: 'users for getUser and updateBio' },
+    clients: { default: 64, help: 'HTTP clients' },
+    phases: { default: 'invites,accounts', help: 'a subset of invites,accounts' },
+  },
+  async seed(ctx) {
+    const o = ctx.options;
+    if (!o.database || !o.redis) throw new BenchError('cluster needs --database URL and --redis URL');
+    const make = async (api) => {
+      const ids = Array.from({ length: o.friends }, () => api.ids.id('user'));
+      const spec = (i) => ({ id: ids[i], username: `friend${i}`, friends: ids.filter((x) => x !== ids[i]) });
+      return {
+        friends: await api.users(o.friends, spec),
+        users: await api.users(o.users, (i) => ({ username: `u${i}` })),
+      };
+    };
+    const seeded = await seed(ctx, make, CONFIG);
+    if (!o.phases.includes('accounts')) return seeded;
+    // The same users in an embedded folder of their own.
+    const [database, dataDir] = [ctx.database, ctx.dataDir];
+    Object.assign(ctx, { database: undefined, dataDir: join(ctx.tmp, 'embedded') });
+    const embedded = await seedUsers(ctx, o.users, { prefix: 'u' }).finally(() =>
+      Object.assign(ctx, { database, dataDir }),
+    );
+    return { ...seeded, embeddedUsers: embedded.users };
+  },
+
+  async load(ctx, { friends, users, embeddedUsers }) {
+    const o = ctx.options;
+    const rows = [];
+    const failures = problems();
+    if (o.phases.includes('invites')) {
+      for (const count of [1, 2, 3]) {
+        ctx.progress(`invites: ${count} host(s), ${friends.length} sockets`);
+        const r = await invites(ctx, count, friends);
+        r.errors.samples.forEach(failures.add);
+        const label = count === 1 ? '1 host' : `${count} hosts, across`;
+        rows.push([`invites, ${label}: delivered`, r.perSecond, 'msg/s']);
+        rows.push([`  send -> gotinviterequest p50 / p99`, spread(r.lat)]);
+        rows.push([`  durable answer p50 / p99`, spread(r.ack)]);
+        const cpu = [r.hostMicros, r.pgMicros, r.redisMicros].map(Math.round).join(' / ');
+        rows.push([`  CPU per request: hosts / PostgreSQL / Redis`, `${cpu} us`]);
+      }
+    }
+    if (o.phases.includes('accounts')) {
+      ctx.progress('accounts: embedded store, then PostgreSQL');
+      const embedded = await accounts(ctx, embeddedUsers, join(ctx.tmp, 'embedded'), true);
+      const onPg = await accounts(ctx, users, ctx.dataDir, false);
+      for (const kind of ['getUser', 'updateBio']) {
+        for (const [store, r] of [
+          ['embedded', embedded[kind]],
+          ['PostgreSQL', onPg[kind]],
+        ]) {
+          r.failureSamples.forEach(failures.add);
+          rows.push([`${kind}, ${store}`, `${Math.round(r.perSecond)} req/s, p99 ${r.p99.toFixed(1)} ms`]);
+        }
+      }
+    }
+    return {
+      title: `${friends.length} friends, window ${o.window}, ${o.seconds} s per run`,
+      rows,
+      notes: ['CPU per request: all host processes together, all PostgreSQL processes, redis-server.'],
+      failures,
+    };
+  },
+};

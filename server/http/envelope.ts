@@ -10,11 +10,19 @@ export function isApiPath(path: string): boolean {
   return path.length >= 5 && path.slice(0, 5).toLowerCase() === '/api/';
 }
 
-/** The only place that writes a successful answer. */
+/** What `ctx.type = 'application/json'` sets. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The only place that writes a successful answer. Serialised here, as Koa would when it sends an object body: as
+ * text, Koa sends it as it is (the same bytes and headers) with less work on each request.
+ */
 export function reply(ctx: Context, message: string, result?: Record<string, unknown>): void {
   ctx.status = 200;
-  ctx.type = 'application/json';
-  ctx.body = result === undefined ? { success: true, message } : { success: true, message, result };
+  ctx.set('Content-Type', JSON_TYPE);
+  ctx.body = JSON.stringify(
+    result === undefined ? { success: true, message } : { success: true, message, result },
+  );
 }
 
 /** Validates `input` against `schema`, or throws "Invalid parameters!" naming each bad field. */

@@ -127,12 +127,17 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   // hides the answer from the page. Then the upload guard, before the body parsers (a JSON upload's body counts
   // against the anonymous-upload limits too), then the body parsers.
   const guardUploads = uploadGuard(deps.config.uploads);
+  // A body sent as plain `application/json` (what clients send) is JSON without asking type-is, which the parser
+  // would: other types are still told apart by the parser itself, as before.
+  const detectJSON = (ctx: Koa.Context): boolean => ctx.req.headers['content-type'] === 'application/json';
   const parseSmall = bodyParser({
+    detectJSON,
     enableTypes: ['json', 'form'],
     jsonLimit: deps.config.limits.jsonBodyBytes,
     formLimit: deps.config.limits.jsonBodyBytes,
   });
   const parseUpload = bodyParser({
+    detectJSON,
     enableTypes: ['json'],
     jsonLimit: Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024,
   });

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
-import cors from '@koa/cors';
+import koaCors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
 import send from 'koa-send';
@@ -14,6 +14,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { ClientErrors, refuseOnSocket } from './client-errors.js';
 import { armBodyIdleTimer } from './connection-guard.js';
 import { envelopeFunnel, isApiPath } from './envelope.js';
+import { ApiRouter } from './api-router.js';
 import { createOriginPolicy, type OriginPolicy } from './origins.js';
 import { buildOpenApi, renderApiPage } from './openapi.js';
 import { uploadGuard } from './upload-guard.js';
@@ -63,6 +64,9 @@ const ORIGIN_REFUSED =
 /** X-Request-Id values we echo; anything else gets a fresh id. */
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** `POST /api/v1/upload` as the router matches it: the JSON upload, with its own body cap. */
+const UPLOAD_JSON_PATH = /^\/api\/v1\/upload\/?$/i;
+
 export type HttpApp = Koa & {
   apiRouter: Router;
   /** The request listener for node:http: every request goes through the one Koa middleware chain. */
@@ -86,71 +90,75 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   const deps = httpDeps;
   app.silent = true;
 
-  app.use(async (ctx, next) => {
+  // The headers every answer carries, and CORS, in one step. As the real server's cors() (no credentials,
+  // preflight answered 204) for the origins allowed; `*` for requests that name none (native clients). A page of
+  // another origin gets no CORS headers...
+  const cors = koaCors({
+    origin: (ctx) => {
+      const origin = ctx.get('Origin');
+      return origin === '' ? '*' : origins.allows(origin) ? origin : '';
+    },
+    allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE',
+    // Nothing thrown reaches it: the envelope funnel below answers every failure.
+    keepHeadersOnError: false,
+  });
+  app.use((ctx, next) => {
     const incoming = ctx.get('x-request-id');
     const reqId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.reqId = reqId;
-    ctx.set('X-Request-Id', reqId);
-    ctx.set('X-Content-Type-Options', 'nosniff');
+    const res = ctx.res;
+    res.setHeader('X-Request-Id', reqId);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // Building the log record costs on every request; skip it unless debug logging is on.
+    if (!deps.log.isLevelEnabled('debug')) return cors(ctx, next);
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      // Building the log record costs on every request; skip it unless debug logging is on.
-      if (deps.log.isLevelEnabled('debug'))
-        deps.log.debug(
-          {
-            reqId,
-            method: ctx.method,
-            path: ctx.path,
-            status: ctx.status,
-            ms: Math.round(performance.now() - started),
-          },
-          'request',
-        );
-    }
+    return cors(ctx, next).finally(() => {
+      deps.log.debug(
+        {
+          reqId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+        },
+        'request',
+      );
+    });
   });
-
-  // As the real server's cors() (no credentials, preflight answered 204) for the origins allowed; `*` for
-  // requests that name none (native clients). A page of another origin gets no CORS headers...
-  app.use(
-    cors({
-      origin: (ctx) => {
-        const origin = ctx.get('Origin');
-        return origin === '' ? '*' : origins.allows(origin) ? origin : '';
-      },
-      allowMethods: 'GET,HEAD,PUT,PATCH,POST,DELETE',
-    }),
-  );
   app.use(envelopeFunnel(deps.log));
   // ... and the API refuses it outright: a form post or a "simple" fetch would otherwise act before the browser
-  // hides the answer from the page.
-  app.use(async (ctx, next) => {
-    const origin = ctx.get('Origin');
-    if (origin !== '' && isApiPath(ctx.path) && !origins.allows(origin)) {
-      throw new AppError(ErrorCode.ORIGIN_NOT_ALLOWED, ORIGIN_REFUSED);
-    }
-    return next();
-  });
-  // Before the body parsers: a JSON upload's body counts against the anonymous-upload limits too.
-  app.use(uploadGuard(deps.config.uploads, deps.addresses));
+  // hides the answer from the page. Then the upload guard, before the body parsers (a JSON upload's body counts
+  // against the anonymous-upload limits too), then the body parsers.
+  const guardUploads = uploadGuard(deps.config.uploads, deps.addresses);
+  // A body sent as plain `application/json` (what clients send) is JSON without asking type-is, which the parser
+  // would: other types are still told apart by the parser itself, as before.
+  const detectJSON = (ctx: Koa.Context): boolean => ctx.req.headers['content-type'] === 'application/json';
   const parseSmall = bodyParser({
+    detectJSON,
     enableTypes: ['json', 'form'],
     jsonLimit: deps.config.limits.jsonBodyBytes,
     formLimit: deps.config.limits.jsonBodyBytes,
   });
   const parseUpload = bodyParser({
+    detectJSON,
     enableTypes: ['json'],
     jsonLimit: Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024,
   });
-  app.use(async (ctx, next) => {
+  const parseBody = (ctx: Koa.Context, next: Koa.Next): Promise<unknown> => {
     // GET and HEAD carry no body we read (downloads, search...): no parser work for them.
     if (!isApiPath(ctx.path) || ctx.method === 'GET' || ctx.method === 'HEAD') return next();
     // A JSON upload carries its file as base64: it gets its own, larger cap.
-    return (/^\/api\/v1\/upload\/?$/i.test(ctx.path) ? parseUpload : parseSmall)(ctx, next);
+    return (UPLOAD_JSON_PATH.test(ctx.path) ? parseUpload : parseSmall)(ctx, next);
+  };
+  app.use((ctx, next) => {
+    const origin = ctx.get('Origin');
+    if (origin !== '' && isApiPath(ctx.path) && !origins.allows(origin)) {
+      throw new AppError(ErrorCode.ORIGIN_NOT_ALLOWED, ORIGIN_REFUSED);
+    }
+    return guardUploads(ctx, () => parseBody(ctx, next));
   });
 
-  const api = new Router({ prefix: '/api/v1' });
+  const api = new ApiRouter({ prefix: '/api/v1' });
   accountRoutes(api, deps);
   setupRoutes(api, deps);
   infoRoutes(api, deps);

@@ -74,13 +74,14 @@ export class ClientErrors {
     }
     const entry = { req, res };
     set.add(entry);
+    // The connection's set stays (it goes with the socket): most connections carry request after request.
     res.once('close', () => {
       set.delete(entry);
       if (set.size > 0) return;
-      this.#inFlight.delete(socket);
       const then = this.#after.get(socket);
+      if (then === undefined) return;
       this.#after.delete(socket);
-      then?.();
+      then();
     });
   }
 
@@ -98,7 +99,7 @@ export class ClientErrors {
       else socket.destroy();
     };
     const inFlight = this.#inFlight.get(socket);
-    if (!inFlight) return refuse();
+    if (!inFlight || inFlight.size === 0) return refuse();
     const all = [...inFlight];
     if (all.every((entry) => entry.req.complete)) this.#after.set(socket, refuse);
     else if (all.every((entry) => !entry.res.headersSent)) refuse();

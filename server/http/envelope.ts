@@ -7,14 +7,31 @@ import { AppError, StorageWriteError } from '../errors.js';
 
 /** Under /api/ (in any case, as the router's prefix matches). */
 export function isApiPath(path: string): boolean {
-  return path.length >= 5 && path.slice(0, 5).toLowerCase() === '/api/';
+  // Asked several times per request: compared in place (c | 32 lower-cases an ASCII letter; only 'A' and 'a' give
+  // 'a', and so on) rather than through a lower-cased copy.
+  return (
+    path.length >= 5 &&
+    path.charCodeAt(0) === 0x2f &&
+    (path.charCodeAt(1) | 32) === 0x61 &&
+    (path.charCodeAt(2) | 32) === 0x70 &&
+    (path.charCodeAt(3) | 32) === 0x69 &&
+    path.charCodeAt(4) === 0x2f
+  );
 }
 
-/** The only place that writes a successful answer. */
+/** What `ctx.type = 'application/json'` sets. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The only place that writes a successful answer. Serialised here, as Koa would when it sends an object body: as
+ * text, Koa sends it as it is (the same bytes and headers) with less work on each request.
+ */
 export function reply(ctx: Context, message: string, result?: Record<string, unknown>): void {
   ctx.status = 200;
-  ctx.type = 'application/json';
-  ctx.body = result === undefined ? { success: true, message } : { success: true, message, result };
+  ctx.res.setHeader('Content-Type', JSON_TYPE);
+  ctx.body = JSON.stringify(
+    result === undefined ? { success: true, message } : { success: true, message, result },
+  );
 }
 
 /** Validates `input` against `schema`, or throws "Invalid parameters!" naming each bad field. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import type { HostConfig } from '../config.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { AppError } from '../errors.js';
@@ -37,8 +37,10 @@ export function uploadGuard(limits: HostConfig['uploads'], addresses: ClientAddr
   const perAddress = new Map<string, number>();
   const idleMs = limits.idleTimeoutSeconds * 1000;
 
-  return async (ctx, next) => {
-    if (ctx.method !== 'POST' || !UPLOAD_PATH.test(ctx.path)) return next();
+  // Every other request only passes through: no promise of its own for it.
+  return (ctx, next) => (ctx.method !== 'POST' || !UPLOAD_PATH.test(ctx.path) ? next() : guard(ctx, next));
+
+  async function guard(ctx: Context, next: Next): Promise<void> {
     const req = ctx.req;
     const address = addresses.of(req);
     if ((perAddress.get(address) ?? 0) >= limits.unverifiedPerAddress) {
@@ -127,7 +129,7 @@ export function uploadGuard(limits: HostConfig['uploads'], addresses: ClientAddr
       // the socket's idle timer (now with no listener) has Node destroy it.
       if (ticket.dropped) socket.setTimeout(idleMs);
     }
-  };
+  }
 }
 
 /**

@@ -132,15 +132,12 @@ async function main() {
       result.failures.count++;
       result.failures.samples.push(`the ${c.name} exited with code ${code}: ${c.stderr}`);
     }
-    // A row is { name, value, unit, target: [op, limit], shown } or [name, value, unit, target]; a string value is
-    // shown as it is.
-    result.rows = result.rows.map((r) =>
-      Array.isArray(r) ? { name: r[0], value: r[1], unit: r[2], target: r[3] } : r,
-    );
-    for (const r of result.rows) {
-      if (typeof r.value === 'string') [r.shown, r.value] = [r.value, undefined];
-      if (r.target) r.pass = r.target[0] === '<' ? r.value < r.target[1] : r.value >= r.target[1];
-    }
+    // A row is [name, value, unit, [op, limit]]; a string value is shown as it is.
+    result.rows = result.rows.map(([name, value, unit, target]) => {
+      if (typeof value === 'string') return { name, shown: value };
+      const pass = target && (target[0] === '<' ? value < target[1] : value >= target[1]);
+      return { name, value, unit, target, pass };
+    });
     const valid = !result.failures.count;
     if (!opts.json) process.stdout.write(table(name, result));
     else {

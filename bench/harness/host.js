@@ -24,6 +24,8 @@ export function within(ms, promise, what) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
+/** A host's `limits` for the bench: every client comes from 127.0.0.1, so the connection caps must not count them. */
+export const UNCAPPED = { connectionsPerAddress: 100_000, connections: 100_000 };
 export const RM_OPTIONS = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 };
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -34,10 +36,8 @@ export async function procCpu(pid) {
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
   };
-  const [processSeconds, mainSeconds] = await Promise.all([
-    ticks(`/proc/${pid}/stat`),
-    ticks(`/proc/${pid}/task/${pid}/stat`),
-  ]);
+  const paths = [`/proc/${pid}/stat`, `/proc/${pid}/task/${pid}/stat`];
+  const [processSeconds, mainSeconds] = await Promise.all(paths.map(ticks));
   return { processSeconds, mainSeconds, at: performance.now() };
 }
 
@@ -93,21 +93,23 @@ export async function cpuWindow(pid = 0) {
       (after.client.user + after.client.system - before.client.user - before.client.system) / 1e6;
     const machineWall = (after.machine.total - before.machine.total) / os.cpus().length;
     const other = after.machine.busy - before.machine.busy - serverSeconds - clientSeconds;
-    const w = {
-      wallSeconds,
-      serverSeconds,
-      mainSeconds,
-      clientSeconds,
-      serverCpuPercent: (100 * serverSeconds) / wallSeconds,
-      mainCpuPercent: (100 * mainSeconds) / wallSeconds,
-      clientCpuPercent: (100 * clientSeconds) / wallSeconds,
-      otherCpuPercent: machineWall > 0 ? Math.max(0, (100 * other) / machineWall) : NaN,
-      stealPercent:
-        machineWall > 0 ? (100 * (after.machine.steal - before.machine.steal)) / machineWall : NaN,
-    };
+    const ofMachine = (seconds) => (machineWall > 0 ? (100 * seconds) / machineWall : NaN);
+    const w = { wallSeconds, serverSeconds, mainSeconds, clientSeconds };
+    w.serverCpuPercent = (100 * serverSeconds) / wallSeconds;
+    w.mainCpuPercent = (100 * mainSeconds) / wallSeconds;
+    w.clientCpuPercent = (100 * clientSeconds) / wallSeconds;
+    w.otherCpuPercent = Math.max(0, ofMachine(other));
+    w.stealPercent = ofMachine(after.machine.steal - before.machine.steal);
     windows.push(w);
     return w;
   };
+}
+
+/** Awaits `fn()` in a CPU window of process `pid` (as cpuWindow): [what it resolved with, the window]. */
+export async function withCpu(pid, fn) {
+  const end = await cpuWindow(pid);
+  const result = await fn();
+  return [result, await end()];
 }
 
 /**
@@ -118,9 +120,7 @@ export function spawnNode(ctx, name, args, { env, ready = /listening on (\S+)\r?
   const child = spawn(process.execPath, args, { stdio: 'pipe', env: { ...process.env, ...env } });
   const proc = { name, child, pid: child.pid, stderr: '', stopping: false, up: false };
   const started = performance.now();
-  proc.exited = new Promise((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
+  proc.exited = new Promise((done) => child.once('exit', (code, signal) => done({ code, signal })));
   child.stdin.on('error', () => undefined);
   child.stderr
     .setEncoding('utf8')
@@ -137,10 +137,8 @@ export function spawnNode(ctx, name, args, { env, ready = /listening on (\S+)\r?
   ctx.children.add(proc);
   return new Promise((resolveReady, reject) => {
     let out = '';
-    const timer = setTimeout(
-      () => reject(new BenchError(`the ${name} did not start in 120 s: ${proc.stderr}`)),
-      120_000,
-    );
+    const late = () => reject(new BenchError(`the ${name} did not start in 120 s: ${proc.stderr}`));
+    const timer = setTimeout(late, 120_000);
     const onData = (text) => {
       proc.match = ready.exec((out += text));
       if (!proc.match) return;

@@ -21,8 +21,8 @@ function problemOf(op, status, body, headers, raw, full) {
 }
 
 /**
- * Loads `url` with `connections` connections for `seconds`. `next()` makes each request: { method (POST),
- * path, body (an object or text), check(parsed answer) -> a problem or null }; `raw: true` skips the JSON
+ * Loads `url` with `connections` connections for `seconds`. `next()` makes each request: { path, body (an
+ * object or text: a POST; none: a GET), check(parsed answer) -> a problem or null }; `raw: true` skips the JSON
  * envelope checks (check gets the body text and headers); `checkEvery` N checks every Nth answer in full, the
  * others for a success envelope only. Resolves with requests answered as expected, their rate and latencies,
  * and the failures (a failure gives no valid figure).
@@ -40,17 +40,10 @@ export async function httpLoad(url, { connections, seconds, next, raw = false, c
     requests: [
       {
         setupRequest(request, context) {
-          const op = next();
-          context.op = op;
-          const body =
-            op.body === undefined || typeof op.body === 'string' ? op.body : JSON.stringify(op.body);
-          return {
-            ...request,
-            method: op.method ?? (body === undefined ? 'GET' : 'POST'),
-            path: op.path,
-            headers: body === undefined ? {} : { 'content-type': 'application/json' },
-            body,
-          };
+          const op = (context.op = next());
+          const body = typeof op.body === 'object' ? JSON.stringify(op.body) : op.body;
+          const headers = body === undefined ? {} : { 'content-type': 'application/json' };
+          return { ...request, method: body === undefined ? 'GET' : 'POST', path: op.path, headers, body };
         },
         onResponse(status, body, context, headers) {
           const problem = problemOf(context.op, status, body, headers, raw, ++answers % checkEvery === 0);
@@ -74,24 +67,14 @@ export async function httpLoad(url, { connections, seconds, next, raw = false, c
 }
 
 /** A world's meta as the CCK sends it with an upload (a new world, Windows build). */
-export const WORLD_META = {
-  Id: '',
-  Publicity: 0,
-  Name: 'Bench',
-  Description: '',
-  Tags: [],
-  BuildPlatform: 0,
-};
-Object.assign(WORLD_META, { ThumbnailURL: '', IconURLs: [], ServerScripts: [] });
+export const WORLD_META = { Id: '', Publicity: 0, Name: 'Bench', Description: '', BuildPlatform: 0 };
+Object.assign(WORLD_META, { Tags: [], ThumbnailURL: '', IconURLs: [], ServerScripts: [] });
 
 /** POSTs `body` as JSON to /api/v1/`path` and resolves with the envelope; throws unless success (or `expectFail`). */
 export async function post(url, path, body, { expectFail = false } = {}) {
-  const res = await fetch(new URL(`/api/v1/${path}`, url), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
+  const headers = { 'content-type': 'application/json' };
+  const init = { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) };
+  const res = await fetch(new URL(`/api/v1/${path}`, url), init);
   const answer = await res.json();
   if (answer.success !== true && !expectFail)
     throw new BenchError(`${path}: ${answer.message} ${JSON.stringify(answer.result)}`);

@@ -24,23 +24,17 @@ export async function seed(ctx, fn, overrides = {}) {
     import('@node-rs/argon2'),
   ]);
   const started = performance.now();
-  const database = ctx.database ? { database: ctx.database } : {};
-  const host = await openHost({
-    dataDir: ctx.dataDir,
-    ...overrides,
-    ...database,
-    logLevel: 'silent',
-    fsync: false,
-  });
+  const options = { dataDir: ctx.dataDir, ...overrides, ...(ctx.database && { database: ctx.database }) };
+  const host = await openHost({ ...options, logLevel: 'silent', fsync: false });
   let out;
   try {
     const { memoryCost, timeCost } = host.config.passwordHash;
     const hashed = await argon2.hash(PASSWORD, { algorithm: 2, memoryCost, timeCost, parallelism: 1 });
     const now = Math.floor(Date.now() / 1000);
-    let batch = [];
+    const expire = now + host.config.tokenLifetimeSeconds;
+    const batch = [];
     const flush = async () => {
-      const writes = batch;
-      batch = [];
+      const writes = batch.splice(0);
       if (writes.length) await host.store.tx((t) => writes.forEach((write) => write(t)));
     };
     const write = async (change) => {
@@ -53,20 +47,9 @@ export async function seed(ctx, fn, overrides = {}) {
       now,
       newUser({ username, rank = 2, friends = [], id = randomIds.id('user') }) {
         const token = randomIds.secret();
-        const record = newUserRecord({
-          id,
-          username,
-          email: `${username.toLowerCase()}@bench.invalid`,
-          hashed,
-          rank,
-          now,
-          token: {
-            hash: hashToken(token).toString('hex'),
-            dateCreated: now,
-            dateExpire: now + host.config.tokenLifetimeSeconds,
-            app: 'bench',
-          },
-        });
+        const [hash, email] = [hashToken(token).toString('hex'), `${username.toLowerCase()}@bench.invalid`];
+        const session = { hash, dateCreated: now, dateExpire: expire, app: 'bench' };
+        const record = newUserRecord({ id, username, email, hashed, rank, now, token: session });
         record.Friends = friends;
         return { id, username, token, record };
       },

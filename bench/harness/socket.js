@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { BenchError } from './host.js';
-import { summary } from './stats.js';
+import { problems, summary } from './stats.js';
 
 const CONNECT_TIMEOUT_MS = 60_000;
 
@@ -97,12 +97,11 @@ export function socketDriver() {
     return { sockets, ms: performance.now() - started };
   };
 
-  /** Waits until no socket got a frame for `ms` (a presence storm is over); resolves with the time waited. */
+  /** Waits until no socket got a frame for `ms` (a presence storm is over), `limitMs` at most. */
   driver.quiet = async (ms = 500, limitMs = 120_000) => {
     const started = performance.now();
     while (performance.now() - driver.lastMessageAt < ms && performance.now() - started < limitMs)
       await sleep(50);
-    return performance.now() - started;
   };
 
   driver.closeAll = () => {
@@ -178,4 +177,44 @@ export function inviteRun(t, window, ms) {
       ack: summary(r.ackLat),
     };
   });
+}
+
+/**
+ * The invite load of socket and cluster: the friends' sockets (friend i on `url(i)`) connect, settle for `settleMs`
+ * and run inviteRun with ctx.options.window in flight, first for --warmup, then for --seconds. `cpu()` starts the
+ * CPU windows of the measured run and resolves with the function ending them. `relay`: the friends talk to a bare
+ * relay (no sign-in, gotinviterequest sent as it is); `pick` as in inviteRun; `by` names what closes sockets.
+ */
+export async function inviteLoad(ctx, friends, { url, cpu, relay = false, pick, settleMs = 500, by }) {
+  const o = ctx.options;
+  const ids = friends.map((u) => u.id);
+  const n = ids.length;
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const driver = socketDriver();
+  const t = { ids, relay, pick, run: null, errors: problems(), friendStatus: 0 };
+  t.payload = relay
+    ? (s, to) => `{"to":"${ids[to]}","message":"gotinviterequest","result":{"fromUserId":"${ids[s]}"}}`
+    : (s, to) => `{"userId":"${ids[s]}","message":"RequestInvite","args":{"targetUserId":"${ids[to]}"}}`;
+  const onMessage = (i) => (data) => {
+    if (messageName(data) === 'friendstatus') return t.friendStatus++;
+    const { message: name, result } = JSON.parse(data.toString('utf8'));
+    const ok = name === 'sentinviterequest';
+    if (name === 'gotinviterequest') t.run?.delivered(index.get(result.fromUserId) * n + i);
+    else if (ok || name === 'failedtorequestinvite')
+      t.run?.answered(i * n + index.get(result.targetUserId), ok, result.reason);
+    else t.errors.add(`unexpected ${name}`);
+  };
+  const options = (u, i) => ({ url: url(i), auth: !relay && userAuth(u), onMessage: onMessage(i) });
+  const opened = await ctx.guard(driver.openAll(url(0), friends, options));
+  t.sockets = opened.sockets;
+  await driver.quiet(settleMs);
+  if (o.warmup > 0) await ctx.guard(inviteRun(t, o.window, o.warmup * 1000));
+  const end = await cpu();
+  const running = inviteRun(t, o.window, o.seconds * 1000);
+  await sleep(o.seconds * 1000); // CPU over the sending window only
+  const cpuUsed = await end();
+  const run = await ctx.guard(running);
+  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by ${by}`);
+  driver.closeAll();
+  return { ...run, cpu: cpuUsed, connectMs: opened.ms, friendStatus: t.friendStatus, errors: t.errors };
 }

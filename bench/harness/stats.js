@@ -1,22 +1,21 @@
 // Figures: quantiles of latencies and the number formats of the tables.
 
-/** Nearest-rank quantile of an ascending array; NaN when empty. */
-export function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-
 /** count, p50, p95, p99, max of a list of latencies (ms). */
 export function summary(values) {
   const sorted = Float64Array.from(values).sort();
-  const at = (q) => quantile(sorted, q);
+  const at = (q) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? NaN; // nearest rank
   return { count: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1) ?? NaN };
 }
 
 export const median = (values) => summary(values).p50;
+/** Values of one unit as "a / b unit", `digits` decimals each. */
+export const several = (values, unit, digits = 0) =>
+  `${values.map((v) => v.toFixed(digits)).join(' / ')} ${unit}`;
 /** Quantiles of a summary as "a / b ms". */
-export const spread = (s, keys = ['p50', 'p99'], digits = 2) =>
-  `${keys.map((k) => s[k].toFixed(digits)).join(' / ')} ms`;
+export function spread(s, keys = ['p50', 'p99'], digits = 2) {
+  const values = keys.map((k) => s[k]);
+  return several(values, 'ms', digits);
+}
 
 /** A list of problems keeping the first few distinct messages. */
 export function problems() {

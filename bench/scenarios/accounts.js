@@ -1,8 +1,7 @@
-// Accounts: getUser and acknowledged updateBio with many users, getUser during a login storm, startup and memory.
-import { cpuWindow, procMemory, startHost } from '../harness/host.js';
+import { procMemory, startHost, withCpu } from '../harness/host.js';
 import { httpLoad } from '../harness/http.js';
 import { PASSWORD, seedUsers } from '../harness/seed.js';
-import { failuresOf } from '../harness/stats.js';
+import { failuresOf, fmt } from '../harness/stats.js';
 
 const STORM = 16;
 
@@ -19,11 +18,8 @@ export function requests(users, kind) {
       updateBio: [{ ...as, bio: { StatusText: text } }, (a) => a.result?.Bio?.StatusText === text],
       login: [login, (a) => a.result?.LoginResult === 4],
     }[kind];
-    return {
-      path: `/api/v1/${kind}`,
-      body,
-      check: (a) => (ok(a) ? null : `${kind}: ${JSON.stringify(a.result)}`),
-    };
+    const check = (a) => (ok(a) ? null : `${kind}: ${JSON.stringify(a.result)}`);
+    return { path: `/api/v1/${kind}`, body, check };
   };
 }
 
@@ -46,32 +42,26 @@ export default {
     const phases = {};
     const load = (connections, kind, seconds = o.seconds) =>
       httpLoad(host.url, { connections, seconds, next: requests(users, kind) });
-    const run = async (name, mix) => {
-      ctx.progress(`${name}: ${JSON.stringify(mix)} clients, ${o.seconds} s`);
-      const end = await cpuWindow(host.pid);
-      const done = await Promise.all(Object.entries(mix).map(([kind, n]) => load(n, kind)));
-      const cpu = await end();
-      const kinds = Object.fromEntries(Object.keys(mix).map((kind, i) => [kind, done[i]]));
-      phases[name] = {
-        kinds,
-        cpu,
-        mainMicros: (1e6 * cpu.mainSeconds) / done.reduce((n, r) => n + r.count, 0),
-      };
-    };
     if (o.warmup > 0) await load(o.clients, 'getUser', o.warmup);
-    if (o.phases.includes('getUser')) await run('getUser', { getUser: o.clients });
-    if (o.phases.includes('updateBio')) await run('updateBio', { updateBio: o.clients });
-    if (o.phases.includes('loginStorm'))
-      await run('loginStorm', { getUser: o.clients - STORM, login: STORM });
+    const mixes = {
+      getUser: { getUser: o.clients },
+      updateBio: { updateBio: o.clients },
+      loginStorm: { getUser: o.clients - STORM, login: STORM },
+    };
+    for (const [name, mix] of Object.entries(mixes).filter(([name]) => o.phases.includes(name))) {
+      ctx.progress(`${name}: ${JSON.stringify(mix)} clients, ${o.seconds} s`);
+      const loads = () => Promise.all(Object.entries(mix).map(([kind, n]) => load(n, kind)));
+      const [done, cpu] = await withCpu(host.pid, loads);
+      const kinds = Object.fromEntries(Object.keys(mix).map((kind, i) => [kind, done[i]]));
+      const mainMicros = (1e6 * cpu.mainSeconds) / done.reduce((n, r) => n + r.count, 0);
+      phases[name] = { kinds, cpu, mainMicros };
+    }
     const afterLoad = await procMemory(host.pid);
 
     const rows = [['startup', host.startupMs, 'ms', ['<', 1000]]];
     const latency = (label, r, p99) =>
       rows.push([`${label} p99`, r.p99, 'ms', p99 && ['<', p99]], [`${label} p50`, r.p50, 'ms']);
-    for (const [kind, rps, p99] of [
-      ['getUser', 5000, 20],
-      ['updateBio', 1000, 250],
-    ]) {
+    for (const [kind, [rps, p99]] of Object.entries({ getUser: [5000, 20], updateBio: [1000, 250] })) {
       const r = phases[kind]?.kinds[kind];
       if (r) rows.push([`${kind} throughput`, r.perSecond, 'req/s', ['>=', rps]]);
       if (r) latency(kind, r, p99);
@@ -79,17 +69,13 @@ export default {
     if (phases.loginStorm) {
       const { getUser, login } = phases.loginStorm.kinds;
       latency('storm: getUser', getUser, 50);
-      rows.push(
-        ['storm: getUser rate', getUser.perSecond, 'req/s'],
-        ['storm: logins', `${login.perSecond.toFixed(1)} /s`],
-      );
+      rows.push(['storm: getUser rate', getUser.perSecond, 'req/s']);
+      rows.push(['storm: logins', `${login.perSecond.toFixed(1)} /s`]);
       latency('storm: login', login);
     }
     for (const [name, { cpu, mainMicros }] of Object.entries(phases)) {
-      rows.push([
-        `${name}: server CPU / main`,
-        `${Math.round(cpu.serverCpuPercent)}% / ${Math.round(cpu.mainCpuPercent)}%`,
-      ]);
+      const percents = `${fmt(cpu.serverCpuPercent, '%')} / ${fmt(cpu.mainCpuPercent, '%')}`;
+      rows.push([`${name}: server CPU / main`, percents]);
       rows.push([`${name}: main thread per request`, mainMicros, 'us']);
     }
     rows.push(['RSS after startup', afterStartup.rssMiB, 'MiB'], ['RSS after load', afterLoad.rssMiB, 'MiB']);

@@ -3,11 +3,10 @@
 // the CPU of every host, of PostgreSQL and of Redis, to say where the next limit is.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BenchError, cpuWindow, procCpu, startHost, startHosts } from '../harness/host.js';
 import { httpLoad } from '../harness/http.js';
 import { seed, seedUsers } from '../harness/seed.js';
-import { inviteRun, socketDriver, userAuth } from '../harness/socket.js';
+import { inviteLoad } from '../harness/socket.js';
 import { problems, spread } from '../harness/stats.js';
 import { requests } from './accounts.js';
 
@@ -29,49 +28,29 @@ async function cpuOf(name) {
 
 /** `count` hosts on the run's database and Redis; friend i signs in on host i % count; requests cross hosts. */
 async function invites(ctx, count, friends) {
-  const o = ctx.options;
   const hosts = await startHosts(ctx, count, { dataDir: ctx.dataDir, config: CONFIG });
-  const n = friends.length;
-  const driver = socketDriver();
-  const t = { ids: friends.map((f) => f.id), relay: false, run: null, errors: problems() };
-  const index = new Map(t.ids.map((id, i) => [id, i]));
-  t.payload = (s, to) =>
-    `{"userId":"${t.ids[s]}","message":"RequestInvite","args":{"targetUserId":"${t.ids[to]}"}}`;
   // With several hosts every request goes from one host to another.
-  t.pick = (s) => {
+  const pick = (s) => {
     for (;;) {
-      const to = Math.floor(Math.random() * n);
+      const to = Math.floor(Math.random() * friends.length);
       if (to !== s && (count === 1 || to % count !== s % count)) return to;
     }
   };
-  const onMessage = (i) => (data) => {
-    const { message, result } = JSON.parse(data.toString('utf8'));
-    if (message === 'gotinviterequest') t.run?.delivered(index.get(result.fromUserId) * n + i);
-    else if (message === 'sentinviterequest' || message === 'failedtorequestinvite')
-      t.run?.answered(i * n + index.get(result.targetUserId), message === 'sentinviterequest', result.reason);
+  const cpu = async () => {
+    const ends = await Promise.all(hosts.map((h) => cpuWindow(h.pid)));
+    const [pg0, redis0] = [await cpuOf('postgres'), await cpuOf('redis-server')];
+    return async () => ({
+      hosts: await Promise.all(ends.map((end) => end())),
+      pg: (await cpuOf('postgres')) - pg0,
+      redis: (await cpuOf('redis-server')) - redis0,
+    });
   };
   const url = (i) => hosts[i % count].wsUrl;
-  const opened = await driver.openAll(url(0), friends, (f, i) => ({
-    url: url(i),
-    auth: userAuth(f),
-    onMessage: onMessage(i),
-  }));
-  t.sockets = opened.sockets;
-  await driver.quiet(1000);
-  if (o.warmup > 0) await ctx.guard(inviteRun(t, o.window, o.warmup * 1000));
-  const ends = await Promise.all(hosts.map((h) => cpuWindow(h.pid)));
-  const [pg0, redis0] = [await cpuOf('postgres'), await cpuOf('redis-server')];
-  const running = inviteRun(t, o.window, o.seconds * 1000);
-  await sleep(o.seconds * 1000);
-  const cpus = await Promise.all(ends.map((end) => end()));
-  const [pg, redis] = [(await cpuOf('postgres')) - pg0, (await cpuOf('redis-server')) - redis0];
-  const run = await ctx.guard(running);
-  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by a host`);
-  driver.closeAll();
+  const r = await inviteLoad(ctx, friends, { url, cpu, pick, settleMs: 1000, by: 'a host' });
   await Promise.all(hosts.map((h) => h.stop()));
-  const per = (seconds) => (1e6 * seconds) / run.inWindow;
-  const hostMicros = cpus.reduce((sum, c) => sum + per(c.serverSeconds), 0);
-  return { ...run, hostMicros, pgMicros: per(pg), redisMicros: per(redis), cpus, errors: t.errors };
+  const per = (seconds) => (1e6 * seconds) / r.inWindow;
+  const hostMicros = r.cpu.hosts.reduce((sum, c) => sum + per(c.serverSeconds), 0);
+  return { ...r, hostMicros, pgMicros: per(r.cpu.pg), redisMicros: per(r.cpu.redis) };
 }
 
 /** getUser then updateBio on one host (its store: the run's database, or the embedded folder `dataDir`). */

@@ -1,18 +1,13 @@
-// Instances: game servers hosting instances of one world, users joining and leaving them, the cost of a join as
-// the number of sockets grows.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuWindow, procMemory, startHost, within } from '../harness/host.js';
+import { UNCAPPED, procMemory, startHost, within, withCpu } from '../harness/host.js';
 import { WORLD_META, post } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
 import { messageName, socketDriver, userAuth, userMessage } from '../harness/socket.js';
-import { problems, spread, summary } from '../harness/stats.js';
+import { problems, several, spread, summary } from '../harness/stats.js';
 
 const TOKEN = 'instances-bench-game-server-token';
-const CONFIG = {
-  socket: { messagesPerSecond: 100_000, messageBurst: 100_000 },
-  limits: { connectionsPerAddress: 100_000, connections: 100_000 },
-};
+const CONFIG = { socket: { messagesPerSecond: 100_000, messageBurst: 100_000 }, limits: UNCAPPED };
 const STEP_TIMEOUT_MS = 10_000;
 
 /** Game servers signed in with the host's game-server token, claiming and readying what they are handed. */
@@ -81,9 +76,7 @@ function joinRun(users, instances, rate, ms, errors) {
   const started = performance.now();
   const deadline = started + ms;
   const pool = users.filter((u) => u.state === 'idle');
-  let launched = 0;
-  let inFlight = 0;
-  let inWindow = 0;
+  let [launched, inFlight, inWindow] = [0, 0, 0];
   let finish;
   const finished = new Promise((resolveRun) => (finish = resolveRun));
   const launch = (u) => {
@@ -156,11 +149,8 @@ export default {
     seed(ctx, async (api) => {
       const idle = ctx.options.phases.includes('idle') ? ctx.options.idle : 0;
       const users = await api.users(ctx.options.users, (i) => ({ username: `bench${i}` }));
-      return {
-        owner: await api.user({ username: 'owner' }),
-        users,
-        idle: await api.users(idle, (i) => ({ username: `idle${i}` })),
-      };
+      const owner = await api.user({ username: 'owner' });
+      return { owner, users, idle: await api.users(idle, (i) => ({ username: `idle${i}` })) };
     }),
 
   async load(ctx, seeded) {
@@ -175,9 +165,8 @@ export default {
     ctx.progress(`${count} game servers, ${count * per} instances ...`);
     const servers = await ctx.guard(gameServers(driver, host.wsUrl, count));
     const ids = servers.map((g) => g.id);
-    const instances = await ctx.guard(
-      createInstances(driver, host.wsUrl, owner, world.result.WorldId, ids, per),
-    );
+    const worldId = world.result.WorldId;
+    const instances = await ctx.guard(createInstances(driver, host.wsUrl, owner, worldId, ids, per));
     const errors = problems();
     const prefix = (u) => `{"userId":"${u.id}","tokenContent":"${u.token}","message":"`;
     const users = seeded.users.map((u) => ({ ...u, state: 'offline', prefix: prefix(u) }));
@@ -190,42 +179,39 @@ export default {
       todo.forEach((u, i) => Object.assign(u, { socket: sockets[i], state: 'idle' }));
     };
     const phases = {};
-    const phase = async (name, active, rate, sockets) => {
+    const phase = async (name, active, rate, idle = 0) => {
+      const sockets = o['game-servers'] + active + idle;
       const list = users.slice(0, active);
       const share = instances.slice(0, Math.max(1, Math.round((active * instances.length) / o.users)));
-      if (o.warmup > 0) await ctx.guard(joinRun(list, share, rate, o.warmup * 1000, errors));
+      const join = (seconds) => ctx.guard(joinRun(list, share, rate, seconds * 1000, errors));
+      if (o.warmup > 0) await join(o.warmup);
       let background = 0;
       if (rate > 0 && o.quiet > 0) {
-        const end = await cpuWindow(host.pid);
-        await sleep(o.quiet * 1000);
-        const quiet = await end();
+        const [, quiet] = await withCpu(host.pid, () => sleep(o.quiet * 1000));
         background = quiet.serverSeconds / quiet.wallSeconds;
       }
       ctx.progress(`${name}: ${active} users, ${share.length} instances, ${rate || 'closed loop'} joins/s`);
-      const end = await cpuWindow(host.pid);
-      const run = await ctx.guard(joinRun(list, share, rate, o.seconds * 1000, errors));
-      const cpu = await end();
+      const [run, cpu] = await withCpu(host.pid, () => join(o.seconds));
       const per = (seconds) => (1e6 * seconds) / run.count;
       const net = per(cpu.serverSeconds - background * cpu.wallSeconds);
       const [micros, main] = [per(cpu.serverSeconds), per(cpu.mainSeconds)];
       phases[name] = { ...run, rate, sockets, cpu, micros, net, main };
     };
-    const base = o['game-servers'];
     if (o.phases.includes('small')) {
       await ctx.guard(connect(o['small-users']));
-      await phase('small', o['small-users'], o.rate, base + o['small-users']);
+      await phase('small', o['small-users'], o.rate);
     }
     await ctx.guard(connect(o.users));
-    if (o.phases.includes('main')) await phase('main', o.users, o.rate, base + o.users);
+    if (o.phases.includes('main')) await phase('main', o.users, o.rate);
     if (o.phases.includes('idle')) {
       const idle = socketDriver();
       ctx.progress(`opening ${seeded.idle.length} idle sockets ...`);
       await ctx.guard(idle.openAll(host.wsUrl, seeded.idle, (u) => ({ auth: userAuth(u) }), 200));
-      await phase('idle', o.users, o.rate, base + o.users + seeded.idle.length);
+      await phase('idle', o.users, o.rate, seeded.idle.length);
       idle.closeAll();
       await sleep(1000);
     }
-    if (o.phases.includes('saturation')) await phase('saturation', o.users, 0, base + o.users);
+    if (o.phases.includes('saturation')) await phase('saturation', o.users, 0);
     const memory = await procMemory(host.pid);
     if (driver.dropped) errors.add(`${driver.dropped} sockets closed by the host`);
     driver.closeAll();
@@ -235,8 +221,7 @@ export default {
       if (name === 'main') rows.push(['main: join p99', p.p99, 'ms', ['<', 20]]);
       if (p.rate) rows.push([`${name}: joins/s of those offered`, p.perSecond / p.rate, 'x', ['>=', 0.95]]);
       else rows.push([`${name}: joins/s`, p.perSecond, '/s']);
-      const cpu = [p.net, p.micros, p.main].map(Math.round).join(' / ');
-      rows.push([`${name}: host CPU per join, net / gross / main`, `${cpu} us`]);
+      rows.push([`${name}: host CPU per join, net / gross / main`, several([p.net, p.micros, p.main], 'us')]);
     }
     for (const name of ['main', 'idle']) {
       const growth = phases[name]?.net / phases.small?.net;

@@ -1,4 +1,3 @@
-// Login storm: a real user's login alone and while hundreds of logins for made-up usernames are in flight.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BenchError, cpuWindow, startHost } from '../harness/host.js';
@@ -38,8 +37,7 @@ export default {
     const madeUp = (name, password = PASSWORD) => login(host.url, name, password, false);
     await real();
     await madeUp('nobodywarmup');
-    const wrongPassword = [];
-    const unknown = [];
+    const [wrongPassword, unknown] = [[], []];
     for (let i = 0; i < QUIET_LOGINS; i++) {
       wrongPassword.push(await madeUp(user.username, 'Wrong-Passw0rd!'));
       unknown.push(await madeUp(`nobodyquiet${i}`));

@@ -1,8 +1,6 @@
-// Moderation: acknowledged warn/unwarn actions with many users and a long moderation log, per log size, and whether
-// an action's cost grows with the log.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cpuWindow, procIo, procMemory, startHost } from '../harness/host.js';
+import { procIo, procMemory, startHost, withCpu } from '../harness/host.js';
 import { httpLoad } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
 import { failuresOf, fmt } from '../harness/stats.js';
@@ -11,6 +9,7 @@ const REASONS = ['Spamming in chat', 'Harassing other players', 'Inappropriate a
 const DESCRIPTION = 'Reported by several players in the lobby; kept doing it after a verbal warning.';
 const BAN = { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' };
 const WARN = { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' };
+const BLANK = { Rank: 2, Badges: [], BanCount: 0, WarnCount: 0 };
 
 /**
  * A year of history shaped as server/services/moderation.ts ModerationLogEntry (warnings, bans, badges and ranks
@@ -21,15 +20,8 @@ function* history(count, moderators, targets, now) {
   for (let i = 0; i < count; i++) {
     const [moderator, target] = [moderators[i % moderators.length], targets[(i * 7919) % targets.length]];
     const time = now - 365 * 86_400 + Math.floor((i * 365 * 86_400) / count);
-    const blank = {
-      Id: target.id,
-      Username: target.username,
-      Rank: 2,
-      Badges: [],
-      BanCount: 0,
-      WarnCount: 0,
-    };
-    const before = states.get(target.id) ?? { ...blank, BanStatus: BAN, WarnStatus: WARN, isBanned: false };
+    const blank = { Id: target.id, Username: target.username, ...BLANK, BanStatus: BAN, WarnStatus: WARN };
+    const before = states.get(target.id) ?? { ...blank, isBanned: false };
     const after = structuredClone(before);
     const [reason, end] = [REASONS[i % REASONS.length], time + 86_400];
     const action = [
@@ -40,29 +32,14 @@ function* history(count, moderators, targets, now) {
     ][i % 4];
     let fields = {};
     if (action === 'warnuser') {
-      after.WarnStatus = {
-        isWarned: true,
-        TimeWarned: time,
-        WarnReason: reason,
-        WarnDescription: DESCRIPTION,
-      };
-      [after.WarnCount, fields] = [
-        before.WarnCount + 1,
-        { warnReason: reason, warnDescription: DESCRIPTION },
-      ];
+      const warned = { isWarned: true, TimeWarned: time, WarnReason: reason, WarnDescription: DESCRIPTION };
+      [after.WarnStatus, fields] = [warned, { warnReason: reason, warnDescription: DESCRIPTION }];
+      after.WarnCount++;
     }
     if (action === 'banuser') {
-      after.BanStatus = {
-        isBanned: true,
-        BanBegin: time,
-        BanEnd: end,
-        BanReason: reason,
-        BanDescription: reason,
-      };
-      [after.BanCount, fields] = [
-        before.BanCount + 1,
-        { banReason: reason, banDescription: reason, timeEnd: end },
-      ];
+      const ban = { isBanned: true, BanBegin: time, BanEnd: end, BanReason: reason, BanDescription: reason };
+      [after.BanStatus, fields] = [ban, { banReason: reason, banDescription: reason, timeEnd: end }];
+      after.BanCount++;
     }
     if (action === 'unwarnuser') after.WarnStatus.isWarned = false;
     if (action === 'unbanuser') after.BanStatus.isBanned = false;
@@ -119,20 +96,17 @@ async function runLogSize(ctx, entries) {
   const host = await startHost(ctx, { dataDir });
   const afterStartup = await procMemory(host.pid);
   const next = actions(moderators, targets);
-  if (o.warmup > 0) await httpLoad(host.url, { connections: o.clients, seconds: o.warmup, next });
+  const load = (seconds) => httpLoad(host.url, { connections: o.clients, seconds, next });
+  if (o.warmup > 0) await load(o.warmup);
   ctx.progress(`[log ${entries}] ${o.clients} moderators, ${o.seconds} s ...`);
   const logBefore = (await stat(logPath)).size;
   const ioBefore = await procIo(host.pid);
-  const end = await cpuWindow(host.pid);
-  const r = await ctx.guard(httpLoad(host.url, { connections: o.clients, seconds: o.seconds, next }));
-  const cpu = await end();
+  const [r, cpu] = await withCpu(host.pid, () => ctx.guard(load(o.seconds)));
   const io = await procIo(host.pid);
   const logAfter = (await stat(logPath)).size;
   await host.stop();
-  const sample = targets.slice(0, 200);
-  const sizes = await Promise.all(
-    sample.map((t) => stat(join(dataDir, 'users', `${t.id}.json`)).then((s) => s.size)),
-  );
+  const userFile = (t) => stat(join(dataDir, 'users', `${t.id}.json`)).then((s) => s.size);
+  const sizes = await Promise.all(targets.slice(0, 200).map(userFile));
   const per = (n) => n / r.count;
   return {
     entries,
@@ -175,12 +149,8 @@ export default {
       const [small, large] = [runs[0], runs.at(-1)];
       const growth = (of) => of(large) / of(small);
       const vs = `${large.entries} vs ${small.entries}`;
-      rows.push([
-        `bytes/action growth ${vs}`,
-        growth((x) => x.logBytesPerAction + x.userFileBytes),
-        'x',
-        ['<', 1.1],
-      ]);
+      const bytes = (x) => x.logBytesPerAction + x.userFileBytes;
+      rows.push([`bytes/action growth ${vs}`, growth(bytes), 'x', ['<', 1.1]]);
       rows.push([`dirtied B/action growth ${vs}`, growth((x) => x.dirtiedPerAction), 'x', ['<', 1.1]]);
       rows.push([`CPU/action growth ${vs}`, growth((x) => x.cpuMicrosPerAction), 'x', ['<', 1.25]]);
     }
@@ -188,18 +158,14 @@ export default {
       const at = `log ${x.entries} (${x.logMiB.toFixed(1)} MiB)`;
       const n = (v) => fmt(v, '');
       rows.push([`${at}: startup`, x.startupMs, 'ms']);
-      rows.push([
-        `${at}: actions/s, p50 / p99`,
-        `${n(x.perSecond)} /s, ${fmt(x.p50, 'ms')} / ${fmt(x.p99, 'ms')}`,
-      ]);
+      const latency = `${fmt(x.p50, 'ms')} / ${fmt(x.p99, 'ms')}`;
+      rows.push([`${at}: actions/s, p50 / p99`, `${n(x.perSecond)} /s, ${latency}`]);
       rows.push([`${at}: log B + user file B / action`, `${n(x.logBytesPerAction)} + ${n(x.userFileBytes)}`]);
       const io = `${n(x.wcharPerAction)} / ${n(x.dirtiedPerAction)} / ${x.writesPerAction.toFixed(2)}`;
       rows.push([`${at}: wchar / dirtied B / writes per action`, io]);
       rows.push([`${at}: CPU per action`, x.cpuMicrosPerAction, 'us']);
-      rows.push([
-        `${at}: RSS / peak after startup`,
-        `${fmt(x.afterStartup.rssMiB, 'MiB')} / ${fmt(x.afterStartup.hwmMiB, 'MiB')}`,
-      ]);
+      const rss = [x.afterStartup.rssMiB, x.afterStartup.hwmMiB].map((v) => fmt(v, 'MiB')).join(' / ');
+      rows.push([`${at}: RSS / peak after startup`, rss]);
     }
     return {
       title: `${ctx.options.users} users, ${ctx.options.clients} moderators, ${ctx.options.seconds} s per log size`,

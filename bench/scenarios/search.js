@@ -1,11 +1,9 @@
-// Search: name searches and tag queries with many users, avatars and worlds; popularity rankings read while
-// public avatar builds are downloaded.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuWindow, startHost } from '../harness/host.js';
+import { startHost, withCpu } from '../harness/host.js';
 import { httpLoad, post } from '../harness/http.js';
 import { seed } from '../harness/seed.js';
-import { failuresOf } from '../harness/stats.js';
+import { failuresOf, several } from '../harness/stats.js';
 
 const words = (text) => text.split(' ');
 const WORDS = words(
@@ -83,25 +81,13 @@ export default {
         for (let i = 0; i < count; i++) {
           const owner = pick(users);
           const [Id, Name, Tags] = [api.ids.id(kind), assetName(), tags()];
-          const build = {
-            FileId: api.ids.id('file'),
-            BuildPlatform: 0,
-            ...(kind === 'world' && { ServerScripts: [] }),
-          };
-          const images = kind === 'avatar' ? { ImageURL: '' } : { ThumbnailURL: '', IconURLs: [] };
           const Publicity = Math.random() < 0.1 ? 1 : 0;
-          const times = { DateCreated: api.now, DateUpdated: api.now };
-          await api.put(`${kind}s`, {
-            Id,
-            OwnerId: owner.id,
-            Publicity,
-            Name,
-            Description: '',
-            Tags,
-            ...images,
-            Builds: [build],
-            ...times,
-          });
+          const world = kind === 'world';
+          const build = { FileId: api.ids.id('file'), BuildPlatform: 0, ...(world && { ServerScripts: [] }) };
+          const images = world ? { ThumbnailURL: '', IconURLs: [] } : { ImageURL: '' };
+          const record = { Id, OwnerId: owner.id, Publicity, Name, Description: '', Tags, ...images };
+          const times = { Builds: [build], DateCreated: api.now, DateUpdated: api.now };
+          await api.put(`${kind}s`, { ...record, ...times });
           owner.record[kind === 'avatar' ? 'Avatars' : 'Worlds'].push(Id);
           names[kind].set(Id, { name: Name.toLowerCase(), tags: Tags, ownerOnly: Publicity === 1 });
         }
@@ -118,38 +104,24 @@ export default {
     const upload = async () => {
       const [user, build] = [pick(uploaders), { size: 8192 }];
       builds.push(build);
-      const avatarMeta = {
-        Publicity: 0,
-        Name: assetName(),
-        Description: '',
-        Tags: tags(),
-        ImageURL: '',
-        BuildPlatform: 0,
-      };
+      const meta = { Publicity: 0, Name: assetName(), Description: '', Tags: tags(), ImageURL: '' };
       const file = { name: 'bench.hna', data: randomBytes(build.size).toString('base64') };
-      const a = await post(host.url, 'upload', {
-        userid: user.id,
-        tokenContent: user.token,
-        file,
-        avatarMeta,
-      });
+      const as = { userid: user.id, tokenContent: user.token };
+      const a = await post(host.url, 'upload', { ...as, file, avatarMeta: { ...meta, BuildPlatform: 0 } });
       Object.assign(build, { userId: user.id, fileId: a.result.UploadData.FileId, id: a.result.AvatarId });
-      names.avatar.set(build.id, { name: avatarMeta.Name.toLowerCase(), tags: avatarMeta.Tags });
+      names.avatar.set(build.id, { name: meta.Name.toLowerCase(), tags: meta.Tags });
     };
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (builds.length < o.popular) await upload();
-      }),
-    );
+    const uploader = async () => {
+      while (builds.length < o.popular) await upload();
+    };
+    await Promise.all(Array.from({ length: 8 }, uploader));
     const popular = new Set(builds.map((b) => b.id));
     const load = (connections, next, extra) =>
       httpLoad(host.url, { connections, seconds: o.seconds, next, ...extra });
-    if (o.warmup > 0)
-      await httpLoad(host.url, { connections: o.clients, seconds: o.warmup, next: searches(names) });
+    if (o.warmup > 0) await load(o.clients, searches(names), { seconds: o.warmup });
     ctx.progress(`searches, ${o.clients} clients ...`);
-    let end = await cpuWindow(host.pid);
-    const search = await ctx.guard(load(o.clients, searches(names), { checkEvery: o['check-every'] }));
-    const searchCpu = await end();
+    const searching = () => ctx.guard(load(o.clients, searches(names), { checkEvery: o['check-every'] }));
+    const [search, searchCpu] = await withCpu(host.pid, searching);
     ctx.progress(`popularity: ${o.downloaders} downloading, ${o.clients - o.downloaders} reading ...`);
     const download = () => {
       const b = builds[Math.floor(builds.length * Math.random() ** 3)];
@@ -171,12 +143,9 @@ export default {
       };
       return { path: `/api/v1/popularity/avatar/${type}/${per}/${random(3)}`, check };
     };
-    end = await cpuWindow(host.pid);
     const readers = o.clients - o.downloaders;
-    const [downloads, readings] = await ctx.guard(
-      Promise.all([load(o.downloaders, download, { raw: true }), load(readers, ranking)]),
-    );
-    const popularityCpu = await end();
+    const both = () => Promise.all([load(o.downloaders, download, { raw: true }), load(readers, ranking)]);
+    const [[downloads, readings], popularityCpu] = await withCpu(host.pid, () => ctx.guard(both()));
     await sleep(1100); // the rankings are cached for 1 s
     let counted = 0;
     for (let page = 0, more = true; more; page++) {
@@ -189,26 +158,19 @@ export default {
     if (counted < downloads.count)
       failures.samples.push(`${downloads.count} downloads, ${counted} uses counted`);
     if (counted < downloads.count) failures.count++;
-    const perRequest = (s) => Math.round((1e6 * s) / search.count);
+    const perRequest = [searchCpu.serverSeconds, searchCpu.mainSeconds].map((s) => (1e6 * s) / search.count);
+    const reads = `${readings.p50.toFixed(2)} ms, ${Math.round(readings.perSecond)} req/s`;
+    const downloaded = `${Math.round(downloads.perSecond)} /s, ${downloads.p99.toFixed(1)} ms`;
     return {
       title: `${o.users} users, ${o.avatars} avatars, ${o.worlds} worlds, ${o.clients} clients, ${o.seconds} s per phase`,
       rows: [
         ['search + tag throughput', search.perSecond, 'req/s', ['>=', 2000]],
         ['search + tag p99', search.p99, 'ms', ['<', 50]],
         ['search + tag p50', search.p50, 'ms'],
-        [
-          'search: host CPU / main per request',
-          `${perRequest(searchCpu.serverSeconds)} / ${perRequest(searchCpu.mainSeconds)} us`,
-        ],
+        ['search: host CPU / main per request', several(perRequest, 'us')],
         ['popularity reads p99', readings.p99, 'ms', ['<', 20]],
-        [
-          'popularity reads p50, rate',
-          `${readings.p50.toFixed(2)} ms, ${Math.round(readings.perSecond)} req/s`,
-        ],
-        [
-          'downloads during it: rate, p99',
-          `${Math.round(downloads.perSecond)} /s, ${downloads.p99.toFixed(1)} ms`,
-        ],
+        ['popularity reads p50, rate', reads],
+        ['downloads during it: rate, p99', downloaded],
         ['downloads answered / uses counted', `${downloads.count} / ${counted}`],
         ['popularity: host CPU', popularityCpu.serverCpuPercent, '%'],
       ],

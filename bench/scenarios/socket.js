@@ -1,11 +1,10 @@
-// Socket: invite-request delivery among verified friends against a bare ws relay (interleaved rounds, the median
-// reported), the connect storm of the friends, and memory per idle verified socket.
 import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BASELINES,
   BenchError,
+  UNCAPPED,
   cpuWindow,
   fdLimit,
   procMemory,
@@ -13,14 +12,13 @@ import {
   spawnNode,
 } from '../harness/host.js';
 import { seed } from '../harness/seed.js';
-import { inviteRun, messageName, socketDriver, userAuth } from '../harness/socket.js';
-import { problems, spread, summary } from '../harness/stats.js';
+import { inviteLoad, socketDriver, userAuth } from '../harness/socket.js';
+import { problems, several, spread, summary } from '../harness/stats.js';
 
 const CONFIG = {
   socket: { inviteRequestCooldownSeconds: 0, messagesPerSecond: 10_000_000, messageBurst: 10_000_000 },
   fsync: true,
-  // Every client comes from 127.0.0.1: the connection caps must not count the bench's sockets.
-  limits: { connectionsPerAddress: 100_000, connections: 100_000 },
+  limits: UNCAPPED,
 };
 /** Loaded into the idle host (with --expose-gc): on SIGUSR2 a full GC, then process.memoryUsage() to a file. */
 const PROBE =
@@ -29,45 +27,17 @@ const PROBE =
 
 /** Relay or host: connect the friends (the connect storm), settle, warm up, one measured run. */
 async function throughput(ctx, kind, friends) {
-  const o = ctx.options;
   const relay = kind === 'relay';
   const target = await (relay
     ? spawnNode(ctx, 'relay', [BASELINES, 'relay'])
     : startHost(ctx, { config: CONFIG }));
   const wsUrl = `ws://${target.url.host}/`;
-  const ids = friends.map((u) => u.id);
-  const index = new Map(ids.map((id, i) => [id, i]));
-  const driver = socketDriver();
-  const t = { ids, relay, run: null, errors: problems(), friendStatus: 0 };
-  t.payload = relay
-    ? (s, to) => `{"to":"${ids[to]}","message":"gotinviterequest","result":{"fromUserId":"${ids[s]}"}}`
-    : (s, to) => `{"userId":"${ids[s]}","message":"RequestInvite","args":{"targetUserId":"${ids[to]}"}}`;
-  const onMessage = (i) => (data) => {
-    if (messageName(data) === 'friendstatus') return t.friendStatus++;
-    const { message: name, result } = JSON.parse(data.toString('utf8'));
-    const ok = name === 'sentinviterequest';
-    if (name === 'gotinviterequest') t.run?.delivered(index.get(result.fromUserId) * ids.length + i);
-    else if (ok || name === 'failedtorequestinvite')
-      t.run?.answered(i * ids.length + index.get(result.targetUserId), ok, result.reason);
-    else t.errors.add(`unexpected ${name}`);
-  };
   ctx.progress(`  ${kind}: connecting ${friends.length} sockets ...`);
-  const url = (u) => (relay ? `${wsUrl}?id=${u.id}` : wsUrl);
-  const options = (u, i) => ({ url: url(u), auth: !relay && userAuth(u), onMessage: onMessage(i) });
-  const { sockets, ms: connectMs } = await ctx.guard(driver.openAll(wsUrl, friends, options, 100));
-  t.sockets = sockets;
-  await driver.quiet();
-  if (o.warmup > 0) await ctx.guard(inviteRun(t, o.window, o.warmup * 1000));
-  const end = await cpuWindow(target.pid);
-  const running = inviteRun(t, o.window, o.seconds * 1000);
-  await sleep(o.seconds * 1000); // CPU over the sending window only
-  const cpu = await end();
-  const run = await ctx.guard(running);
-  if (driver.dropped) t.errors.add(`${driver.dropped} sockets closed by the ${kind}`);
-  driver.closeAll();
+  const url = (i) => (relay ? `${wsUrl}?id=${friends[i].id}` : wsUrl);
+  const cpu = () => cpuWindow(target.pid);
+  const r = await inviteLoad(ctx, friends, { url, cpu, relay, by: `the ${kind}` });
   await target.stop();
-  const mainMicros = (1e6 * cpu.mainSeconds) / run.inWindow;
-  return { ...run, cpu, mainMicros, connectMs, friendStatus: t.friendStatus, errors: t.errors };
+  return { ...r, mainMicros: (1e6 * r.cpu.mainSeconds) / r.inWindow };
 }
 
 /** Idle verified sockets on a fresh host: memory per socket (after a full GC on each side) and verify time. */
@@ -92,10 +62,8 @@ async function idle(ctx, users) {
   const before = await measure();
   const driver = socketDriver();
   ctx.progress(`  opening and verifying ${users.length} idle sockets ...`);
-  const concurrency = ctx.options['connect-concurrency'];
-  const { sockets, ms } = await ctx.guard(
-    driver.openAll(host.wsUrl, users, (u) => ({ auth: userAuth(u) }), concurrency),
-  );
+  const [options, concurrency] = [(u) => ({ auth: userAuth(u) }), ctx.options['connect-concurrency']];
+  const { sockets, ms } = await ctx.guard(driver.openAll(host.wsUrl, users, options, concurrency));
   await sleep(2000); // idle: only the heartbeat runs now
   const after = await measure();
   const dropped = driver.dropped;
@@ -106,13 +74,10 @@ async function idle(ctx, users) {
   const rows = [
     ['idle: memory per socket (RSS, after GC)', per((m) => m.rssMiB * 1048576), 'KiB', ['<', 20]],
   ];
-  rows.push(['idle: JS heap / buffers per socket', `${heap.toFixed(1)} / ${buffers.toFixed(1)} KiB`]);
+  rows.push(['idle: JS heap / buffers per socket', several([heap, buffers], 'KiB', 1)]);
   rows.push([`idle: verify ${users.length} sockets`, ms / 1000, 's']);
   rows.push(['idle: verify p50 / p99', spread(summary(sockets.map((s) => s.verifiedMs)), ['p50', 'p99'], 1)]);
-  rows.push([
-    'idle: host RSS before / after',
-    `${before.rssMiB.toFixed(1)} / ${after.rssMiB.toFixed(1)} MiB`,
-  ]);
+  rows.push(['idle: host RSS before / after', several([before.rssMiB, after.rssMiB], 'MiB', 1)]);
   return { rows, dropped };
 }
 
@@ -170,8 +135,7 @@ export default {
     if (relay) rows.push(['bare relay: delivered', relay.perSecond, 'msg/s']);
     if (server && relay) {
       rows.push(['host / relay rate', ratio, 'x', ['>=', 0.5]]);
-      const cpu = `${Math.round(relay.mainMicros)} / ${Math.round(server.mainMicros)} us`;
-      rows.push(['event-loop CPU/msg: relay / host', cpu]);
+      rows.push(['event-loop CPU/msg: relay / host', several([relay.mainMicros, server.mainMicros], 'us')]);
       rows.push(['rounds (host / relay)', rounds.map((r) => r.ratio.toFixed(2)).join(', ')]);
     }
     if (server) {

@@ -1,6 +1,5 @@
-// Store: the storage seam alone, embedded (fsync on) and, with --database, PostgreSQL, under the same load.
 import { performance } from 'node:perf_hooks';
-import { cpuWindow, dist } from '../harness/host.js';
+import { dist, withCpu } from '../harness/host.js';
 
 const SERIAL = 200;
 /** A user-sized record: a bio, twenty friends, some padding (~1.3 KB). */
@@ -19,18 +18,12 @@ async function measure(store, { clients, seconds }) {
   const serialStarted = performance.now();
   for (let k = 0; k < SERIAL; k++) await bump(0);
   const serialMs = (performance.now() - serialStarted) / SERIAL;
-  const end = await cpuWindow();
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, i) => {
-      while (performance.now() < deadline) {
-        await bump(i);
-        done++;
-      }
-    }),
-  );
-  const cpu = await end();
+  const client = async (_, i) => {
+    for (; performance.now() < deadline; done++) await bump(i);
+  };
+  const [, cpu] = await withCpu(0, () => Promise.all(Array.from({ length: clients }, client)));
   return { serialMs, perSecond: done / cpu.wallSeconds, cpuMicros: (1e6 * cpu.clientSeconds) / done };
 }
 

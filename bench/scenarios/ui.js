@@ -1,5 +1,3 @@
-// UI: the served UI in Debian's Chromium (playwright-core): load to interactive, the JS shipped, requestinvite to
-// toast, and the social screens (friend request and acceptance pushed to the other side, Friends with 200 friends).
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,16 +13,10 @@ import { spread, summary } from '../harness/stats.js';
 
 const UI = join(ROOT, 'dist', 'renderer');
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS =
-  '--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update'
-    .split(' ')
-    .concat('--disable-sync', '--no-first-run');
-const CONTEXT = {
-  viewport: { width: 1280, height: 820 },
-  locale: 'en-US',
-  timezoneId: 'UTC',
-  serviceWorkers: 'block',
-};
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-sync', '--no-first-run'];
+ARGS.push('--disable-background-networking', '--disable-component-update');
+const VIEWPORT = { width: 1280, height: 820 };
+const CONTEXT = { viewport: VIEWPORT, locale: 'en-US', timezoneId: 'UTC', serviceWorkers: 'block' };
 const SESSION_KEY = 'hypernex-companion.session'; // renderer/shared/session.ts
 const FRIENDS = 200;
 const CONFIG = { socket: { inviteRequestCooldownSeconds: 0 } };
@@ -74,11 +66,8 @@ async function open(browser, session, url) {
   const problems = [];
   let onReady;
   const ready = new Promise((resolveReady) => (onReady = resolveReady));
-  await context.exposeBinding('__benchReady', (_source, mark) =>
-    onReady({ ...mark, wallAt: performance.now() }),
-  );
-  const value =
-    session && JSON.stringify(JSON.stringify({ userid: session.id, tokenContent: session.token }));
+  await context.exposeBinding('__benchReady', (_, mark) => onReady({ ...mark, wallAt: performance.now() }));
+  const value = JSON.stringify(JSON.stringify({ userid: session?.id, tokenContent: session?.token }));
   const store = session ? `try { localStorage.setItem('${SESSION_KEY}', ${value}); } catch {}` : '';
   for (const content of [store, READY, MARKS]) await context.addInitScript({ content });
   const page = await context.newPage();
@@ -110,14 +99,11 @@ async function invites(ctx, browser, host, { a, b }) {
   const tab = await open(browser, b, host.url.href);
   const driver = socketDriver();
   const answers = [];
-  const socket = await driver.open(host.wsUrl, {
-    auth: userAuth(a),
-    onMessage(data) {
-      const at = epoch();
-      const answer = JSON.parse(data.toString());
-      if (answer.message !== 'friendstatus') answers.push([answer, at]);
-    },
-  });
+  const onMessage = (data) => {
+    const [at, answer] = [epoch(), JSON.parse(data.toString())];
+    if (answer.message !== 'friendstatus') answers.push([answer, at]);
+  };
+  const socket = await driver.open(host.wsUrl, { auth: userAuth(a), onMessage });
   const once = async () => {
     answers.length = 0;
     const before = await tab.page.evaluate(() => globalThis.__toasts.length);
@@ -158,10 +144,8 @@ async function social(browser, url, { d, e, f }) {
   fay.page.on('request', (r) => r.url().includes('/api/v1/') && calls.push(new URL(r.url()).pathname));
   const started = performance.now();
   await fay.page.locator('nav[aria-label="Sections"] a', { hasText: 'Friends' }).click();
-  await fay.page.waitForFunction(
-    (n) => globalThis.document.querySelectorAll('[data-testid="friend-row"]').length === n,
-    FRIENDS,
-  );
+  const rows = (n) => globalThis.document.querySelectorAll('[data-testid="friend-row"]').length === n;
+  await fay.page.waitForFunction(rows, FRIENDS);
   const renderMs = performance.now() - started;
   await fay.page.waitForLoadState('networkidle');
   await fay.close();
@@ -170,25 +154,38 @@ async function social(browser, url, { d, e, f }) {
     await tab.page.locator('[data-testid="socket-health"][data-health="connected"]').waitFor();
   const as = (u, other) => ({ userid: u.id, tokenContent: u.token, targetUserId: other.id });
   const row = (testid, u) => `[data-testid="${testid}"][data-username="${u.username}"]`;
-  const request = [];
-  const accept = [];
+  const [request, accept] = [[], []];
   for (let round = 0; round <= 10; round++) {
     const sent = () => post(url, 'sendFriendRequest', as(e, d));
     const r = await pushed(dan, `req${round}`, row('incoming-request', e), sent);
-    const a = await pushed(eve, `acc${round}`, row('friend-row', d), () =>
-      post(url, 'acceptFriendRequest', as(d, e)),
-    );
+    const accepted = () => post(url, 'acceptFriendRequest', as(d, e));
+    const a = await pushed(eve, `acc${round}`, row('friend-row', d), accepted);
     if (round > 0) [request[round - 1], accept[round - 1]] = [r, a];
     await post(url, 'removeFriend', as(e, d));
-    for (const [tab, u] of [
-      [dan, e],
-      [eve, d],
-    ])
-      await tab.page.waitForFunction((s) => !globalThis.document.querySelector(s), row('friend-row', u));
+    const gone = (selector) => !globalThis.document.querySelector(selector);
+    await dan.page.waitForFunction(gone, row('friend-row', e));
+    await eve.page.waitForFunction(gone, row('friend-row', d));
   }
   await dan.close();
   await eve.close();
   return { calls, renderMs, request: summary(request), accept: summary(accept) };
+}
+
+/** BenchAnn and BenchBea (friends), BenchCal, BenchDan, BenchEve and BenchFay (FRIENDS friends); setup done. */
+async function people(api) {
+  const ids = Object.fromEntries([...'abcdef'].map((k) => [k, api.ids.id('user')]));
+  const many = Array.from({ length: FRIENDS }, (_, i) =>
+    api.newUser({ username: `fr${String(i).padStart(3, '0')}`, friends: [ids.f] }),
+  );
+  const friends = { a: [ids.b], b: [ids.a], f: many.map((u) => u.id) };
+  const users = {};
+  for (const [i, name] of 'Ann Bea Cal Dan Eve Fay'.split(' ').entries()) {
+    const k = 'abcdef'[i];
+    users[k] = await api.user({ id: ids[k], username: `Bench${name}`, friends: friends[k] });
+  }
+  for (const u of many) await api.put('users', u.record);
+  await api.host.setup.markDone(); // the signed-out page is then the sign-in form, not the owner setup
+  return { users };
 }
 
 export default {
@@ -205,26 +202,7 @@ export default {
   seed(ctx) {
     if (!existsSync(join(UI, 'index.html'))) throw new BenchError('the built UI is missing: npm run build');
     if (!existsSync(CHROMIUM)) throw new BenchError(`no ${CHROMIUM}: apt-get install -y chromium`);
-    return seed(
-      ctx,
-      async (api) => {
-        const ids = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((k) => [k, api.ids.id('user')]));
-        const many = Array.from({ length: FRIENDS }, (_, i) =>
-          api.newUser({ username: `fr${String(i).padStart(3, '0')}`, friends: [ids.f] }),
-        );
-        const names = Object.fromEntries(
-          'Ann Bea Cal Dan Eve Fay'.split(' ').map((n, i) => ['abcdef'[i], `Bench${n}`]),
-        );
-        const friends = { a: [ids.b], b: [ids.a], f: many.map((u) => u.id) };
-        const users = {};
-        for (const [k, username] of Object.entries(names))
-          users[k] = await api.user({ id: ids[k], username, friends: friends[k] });
-        for (const u of many) await api.put('users', u.record);
-        await api.host.setup.markDone(); // the signed-out page is then the sign-in form, not the owner setup
-        return { users };
-      },
-      CONFIG,
-    );
+    return seed(ctx, people, CONFIG);
   },
 
   async load(ctx, { users }) {

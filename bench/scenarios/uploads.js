@@ -1,17 +1,14 @@
-// Uploads: a large world upload to the host against a bare streaming server (with and without fsync), its peak RSS,
-// and several at once; interleaved rounds, the median round of each reported.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import {
   BenchError,
   BASELINES,
-  RM_OPTIONS,
-  cpuWindow,
   procMemory,
+  removeDir,
   startHost,
   spawnNode,
+  withCpu,
 } from '../harness/host.js';
 import { WORLD_META } from '../harness/http.js';
 import { seedUsers } from '../harness/seed.js';
@@ -42,18 +39,10 @@ async function toHost(url, user, bytes, md5) {
   const part = (name, extra = '') => `--${b}\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n`;
   const field = (name, value) => `${part(name)}\r\n${value}\r\n`;
   const file = `${part('file', '; filename="bench.hnw"')}Content-Type: application/octet-stream\r\n\r\n`;
-  const head =
-    field('userid', user.id) +
-    field('tokenContent', user.token) +
-    field('worldMeta', JSON.stringify(WORLD_META));
-  const a = await postStream(
-    url,
-    '/api/v1/upload',
-    `multipart/form-data; boundary=${b}`,
-    bytes,
-    head + file,
-    `\r\n--${b}--\r\n`,
-  );
+  const head = field('userid', user.id) + field('tokenContent', user.token);
+  const meta = field('worldMeta', JSON.stringify(WORLD_META));
+  const type = `multipart/form-data; boundary=${b}`;
+  const a = await postStream(url, '/api/v1/upload', type, bytes, head + meta + file, `\r\n--${b}--\r\n`);
   const data = a.result?.UploadData;
   if (a.message !== 'Uploaded World!' || data?.Hash !== md5 || data?.Size !== bytes)
     throw new BenchError(`upload: ${a.message} ${JSON.stringify(a.result)}`);
@@ -66,30 +55,14 @@ async function toBaseline(url, fsync, bytes, md5) {
   await rm(a.Path);
 }
 
-/** `count` uploads at once to process `pid`: MiB/s over all, CPU s per GiB, peak RSS (polled every 25 ms). */
+/** `count` uploads at once to process `pid`: MiB/s over all, CPU s per GiB, peak RSS (VmHWM: a fresh host each). */
 async function measure(pid, count, bytes, send) {
-  let peak = 0;
-  let polling = true;
-  const poll = (async () => {
-    while (polling) {
-      peak = Math.max(peak, (await procMemory(pid)).rssMiB);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  })();
-  const end = await cpuWindow(pid);
-  const started = performance.now();
-  const results = await Promise.all(Array.from({ length: count }, (_, i) => send(i)));
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = await end();
-  polling = false;
-  await poll;
+  const all = () => Promise.all(Array.from({ length: count }, (_, i) => send(i)));
+  const [results, cpu] = await withCpu(pid, all);
   const gib = (count * bytes) / 1024 / MIB;
-  return {
-    mibPerSecond: (gib * 1024) / seconds,
-    cpuPerGiB: cpu.serverSeconds / gib,
-    peakMB: Math.max(peak, (await procMemory(pid)).hwmMiB) * 1.048576,
-    results,
-  };
+  const peakMB = (await procMemory(pid)).hwmMiB * 1.048576;
+  const mibPerSecond = (gib * 1024) / cpu.wallSeconds;
+  return { mibPerSecond, cpuPerGiB: cpu.serverSeconds / gib, peakMB, results };
 }
 
 async function scenario(ctx, name, count, bytes) {
@@ -115,7 +88,7 @@ async function scenario(ctx, name, count, bytes) {
     if (stored.some((file) => file.size !== bytes)) throw new BenchError('a stored file is short');
     runs.host.push(m);
     await host.stop();
-    await rm(dataDir, RM_OPTIONS);
+    await removeDir(dataDir);
   }
   await base.stop();
   const mid = (list) => list.toSorted((a, b) => a.mibPerSecond - b.mibPerSecond)[(list.length - 1) >> 1];

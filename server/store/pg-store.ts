@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { freeze, produce } from 'immer';
 import pg from 'pg';
 import { StorageWriteError } from '../errors.js';
 import { COMMIT_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
 import { redactUrl } from './pg-url.js';
+import { freeze } from 'immer';
+import { txRepo } from './tx-repo.js';
 import type { DataStore, ReadCollection, ReadLog, Tx, TxRepo } from './seam.js';
 import { isSafeId, TransactionConflictError, type LogSpec, type StoreLogger } from './store.js';
 
@@ -209,37 +210,18 @@ class PgTransaction implements Tx {
       if (!isSafeId(id)) throw new Error(`unsafe record id ${JSON.stringify(id)}`);
       this.writes.set(key(id), { collection, id, data });
     };
-    return {
-      get: (id) => read(id) as T | undefined,
-      has: (id) => read(id) !== undefined,
-      find: (index, indexKey) => {
-        this.#live();
-        for (const own of this.writes.values()) {
-          if (own.collection !== collection || own.data === null) continue;
-          if (collection.keysOf(own.data).includes(`${index}/${indexKey}`)) return own.data as T;
-        }
-        const id = collection.idOf(index, indexKey);
-        const readKey = `${name}/${index}/${indexKey}`;
-        if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
-        return id === undefined ? undefined : (read(id) as T | undefined);
-      },
-      put: (id, data) => {
-        const frozen = freeze(data, true);
-        write(id, frozen);
-        return frozen;
-      },
-      update: (id, recipe) => {
-        const current = read(id) as T | undefined;
-        if (current === undefined) throw new Error(`no record ${name}/${id}`);
-        const next = freeze(produce(current, recipe), true) as T;
-        write(id, next);
-        return next;
-      },
-      remove: (id) => {
-        read(id);
-        write(id, null);
-      },
+    const find = (index: string, indexKey: string): unknown => {
+      this.#live();
+      for (const own of this.writes.values()) {
+        if (own.collection !== collection || own.data === null) continue;
+        if (collection.keysOf(own.data).includes(`${index}/${indexKey}`)) return own.data;
+      }
+      const id = collection.idOf(index, indexKey);
+      const readKey = `${name}/${index}/${indexKey}`;
+      if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
+      return id === undefined ? undefined : read(id);
     };
+    return txRepo<T>(name, { read, write, find });
   }
 
   append<E extends { seq: number }>(name: string, entry: E): E {

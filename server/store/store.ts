@@ -1,6 +1,5 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freeze, produce } from 'immer';
 import { assertUsableDataFolder } from './data-folder.js';
 import { Low } from 'lowdb';
 import {
@@ -14,6 +13,8 @@ import {
 import { acquireLock } from './lock.js';
 import { StoreLog } from './store-log.js';
 import { WriteAheadLog, type LogFileSystem } from './wal.js';
+import { freeze } from 'immer';
+import { txRepo } from './tx-repo.js';
 import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
 
 export type { DataStore, Tx, TxRepo } from './seam.js';
@@ -361,38 +362,18 @@ class Transaction implements Tx {
       if (!isSafeId(id)) throw new Error(`unsafe record id ${JSON.stringify(id)}`);
       this.writes.set(key(id), { collection, id, data });
     };
-    return {
-      get: (id) => read(id) as T | undefined,
-      has: (id) => read(id) !== undefined,
-      find: (index, indexKey) => {
-        this.#live();
-        for (const own of this.writes.values()) {
-          if (own.collection !== collection || own.data === null) continue;
-          if (collection.keysOf(own.data).some(([n, k]) => n === index && k === indexKey))
-            return own.data as T;
-        }
-        const id = collection.headFind(index, indexKey);
-        const readKey = `${name}/${index}/${indexKey}`;
-        if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
-        return id === undefined ? undefined : (read(id) as T | undefined);
-      },
-      put: (id, data) => {
-        const frozen = freeze(data, true);
-        write(id, frozen);
-        return frozen;
-      },
-      update: (id, recipe) => {
-        const current = read(id) as T | undefined;
-        if (current === undefined) throw new Error(`no record ${name}/${id}`);
-        const next = freeze(produce(current, recipe), true) as T;
-        write(id, next);
-        return next;
-      },
-      remove: (id) => {
-        read(id);
-        write(id, null);
-      },
+    const find = (index: string, indexKey: string): unknown => {
+      this.#live();
+      for (const own of this.writes.values()) {
+        if (own.collection !== collection || own.data === null) continue;
+        if (collection.keysOf(own.data).some(([n, k]) => n === index && k === indexKey)) return own.data;
+      }
+      const id = collection.headFind(index, indexKey);
+      const readKey = `${name}/${index}/${indexKey}`;
+      if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
+      return id === undefined ? undefined : read(id);
     };
+    return txRepo<T>(name, { read, write, find });
   }
 
   append<E extends { seq: number }>(name: string, entry: E): E {

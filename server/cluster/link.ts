@@ -288,18 +288,11 @@ export class ClusterLink {
     return this.#where.has(userId);
   }
 
-  /** Users with a socket on another live process. */
-  remoteUserIds(): IterableIterator<string> {
-    return this.#where.keys();
-  }
-
-  /** Live processes besides this one. */
-  get peerCount(): number {
-    return this.#peers.size;
-  }
-
-  /** Sends `json` to the sockets other processes hold of these users: one message per process. */
-  deliver(userIds: Iterable<string>, json: string): void {
+  /**
+   * Sends a message to the sockets other processes hold of these users: one publish per process, `json()` (the
+   * message serialised) asked for only when some other process holds one of them.
+   */
+  deliver(userIds: Iterable<string>, json: () => string): void {
     let byProcess: Map<string, string[]> | null = null;
     for (const userId of userIds) {
       const processes = this.#where.get(userId);
@@ -312,8 +305,9 @@ export class ClusterLink {
       }
     }
     if (!byProcess) return;
+    const text = json();
     for (const [processId, users] of byProcess) {
-      this.#publish(this.#channelOf(processId), { t: 'deliver', p: this.processId, users, json });
+      this.#publish(this.#channelOf(processId), { t: 'deliver', p: this.processId, users, json: text });
     }
   }
 

@@ -186,15 +186,16 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
     localOnly = false,
   ): void {
     let text: string | null = null;
+    const json = (): string => (text ??= JSON.stringify({ message, result }));
     const link = localOnly ? null : this.#link;
     const list = link ? [...userIds] : userIds;
     for (const userId of list) {
       const set = this.#byUser.get(userId);
       if (!set) continue;
-      text ??= JSON.stringify({ message, result });
-      for (const socket of set) socket.send(text);
+      const frame = json();
+      for (const socket of set) socket.send(frame);
     }
-    if (link) link.deliver(list, text ?? JSON.stringify({ message, result }));
+    link?.deliver(list, json);
   }
 
   send(userId: string, message: string, result: Record<string, unknown>): void {
@@ -204,7 +205,7 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
   /** Sends to every socket of the user, on this process and (through the link) on the others. */
   sendJson(userId: string, json: string): void {
     this.deliverLocal(userId, json);
-    if (this.#link?.heldElsewhere(userId)) this.#link.deliver([userId], json);
+    this.#link?.deliver([userId], () => json);
   }
 
   deliverLocal(userId: string, json: string): void {

@@ -13,6 +13,7 @@ import {
 } from 'playwright-core';
 import { expect } from 'vitest';
 import { createServer, type HostServer } from '../../server/host.js';
+import type { Rank } from '../../server/protocol/enums.js';
 
 /** The built UI the server serves; the e2e tests exercise exactly what ships. */
 export const UI_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
@@ -125,6 +126,34 @@ export async function signIn(page: Page, username: string, password: string): Pr
   await page.getByLabel('Username', { exact: true }).fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);
   await page.locator('form').getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+/** Accounts made through the host's own service (no browser), each with `password` and a rank. */
+export async function addPeople(host: Host, people: Array<[string, Rank]>, password: string): Promise<void> {
+  for (const [username, rank] of people) {
+    await host.server.accounts.createUser(
+      { username, password, email: `${username.toLowerCase()}@example.test` },
+      { rank },
+    );
+  }
+}
+
+/** A new tab at `host`'s page `hash`, signed in; it goes into `tabs` (closed after each test). */
+export async function openSignedIn(
+  browser: Browser,
+  host: Host,
+  tabs: Tab[],
+  username: string,
+  password: string,
+  hash = '',
+): Promise<Tab> {
+  const tab = await openTab(browser);
+  tab.page.setDefaultTimeout(8000);
+  tabs.push(tab);
+  await tab.page.goto(`${host.server.url}/${hash}`);
+  await signIn(tab.page, username, password);
+  await tab.page.getByTestId('signed-in-username').waitFor();
+  return tab;
 }
 
 export async function expectSignedInAs(page: Page, username: string, rank: string): Promise<void> {

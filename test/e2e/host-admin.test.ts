@@ -2,13 +2,13 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rank } from '../../server/protocol/enums.js';
 import {
+  addPeople,
   chooseTheme,
   expectNoProblems,
   launchBrowser,
   navLink,
-  openTab,
+  openSignedIn,
   seriousViolations,
-  signIn,
   startHostWithOwner,
   type Host,
   type Tab,
@@ -25,17 +25,15 @@ describe('host administration in a browser', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     host = await startHostWithOwner();
     browser = await launchBrowser();
-    const ranks: Array<[string, Rank]> = [
-      ['Adah', Rank.Admin],
-      ['Mona', Rank.Moderator],
-      ['Bobo', Rank.Registered],
-    ];
-    for (const [username, rank] of ranks) {
-      await host.server.accounts.createUser(
-        { username, password: PASSWORD, email: `${username.toLowerCase()}@example.test` },
-        { rank },
-      );
-    }
+    await addPeople(
+      host,
+      [
+        ['Adah', Rank.Admin],
+        ['Mona', Rank.Moderator],
+        ['Bobo', Rank.Registered],
+      ],
+      PASSWORD,
+    );
   });
   afterEach(async () => {
     for (const tab of tabs.splice(0)) await tab.close();
@@ -45,15 +43,8 @@ describe('host administration in a browser', { timeout: 60_000 }, () => {
     await host?.stop();
   });
 
-  async function open(username: string, hash = ''): Promise<Tab> {
-    const tab = await openTab(browser);
-    tab.page.setDefaultTimeout(8000);
-    tabs.push(tab);
-    await tab.page.goto(`${host.server.url}/${hash}`);
-    await signIn(tab.page, username, PASSWORD);
-    await tab.page.getByTestId('signed-in-username').waitFor();
-    return tab;
-  }
+  const open = (username: string, hash = ''): Promise<Tab> =>
+    openSignedIn(browser, host, tabs, username, PASSWORD, hash);
 
   async function api<R>(path: string, body?: object): Promise<{ success: boolean; result: R }> {
     const response = await fetch(`${host.server.url}/api/v1/${path}`, {

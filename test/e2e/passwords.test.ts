@@ -2,11 +2,12 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rank } from '../../server/protocol/enums.js';
 import {
+  addPeople,
   expectNoProblems,
   isTokenValid,
   launchBrowser,
   navLink,
-  openTab,
+  openSignedIn,
   OWNER,
   signIn,
   startHostWithOwner,
@@ -26,17 +27,15 @@ describe('password help in a real browser', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     host = await startHostWithOwner();
     browser = await launchBrowser();
-    const people: Array<[string, Rank]> = [
-      ['Cato', Rank.Registered],
-      ['Dana', Rank.Registered],
-      ['Modi', Rank.Moderator],
-    ];
-    for (const [username, rank] of people) {
-      await host.server.accounts.createUser(
-        { username, password: PASSWORD, email: `${username.toLowerCase()}@example.test` },
-        { rank },
-      );
-    }
+    await addPeople(
+      host,
+      [
+        ['Cato', Rank.Registered],
+        ['Dana', Rank.Registered],
+        ['Modi', Rank.Moderator],
+      ],
+      PASSWORD,
+    );
   });
   afterEach(async () => {
     for (const tab of tabs.splice(0)) await tab.close();
@@ -46,15 +45,8 @@ describe('password help in a real browser', { timeout: 60_000 }, () => {
     await host?.stop();
   });
 
-  async function open(username: string, password = PASSWORD, hash = ''): Promise<Tab> {
-    const tab = await openTab(browser);
-    tab.page.setDefaultTimeout(8000);
-    tabs.push(tab);
-    await tab.page.goto(`${host.server.url}/${hash}`);
-    await signIn(tab.page, username, password);
-    await tab.page.getByTestId('signed-in-username').waitFor();
-    return tab;
-  }
+  const open = (username: string, password = PASSWORD, hash = ''): Promise<Tab> =>
+    openSignedIn(browser, host, tabs, username, password, hash);
 
   it('changes your own password only with the current one, keeps this window signed in and ends the others', async () => {
     const mine = await open('Cato');

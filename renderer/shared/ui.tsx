@@ -1,4 +1,5 @@
 import { useId, useState, type InputHTMLAttributes, type ReactNode } from 'react';
+import { PASSWORD_MIN } from '../../server/protocol/schemas.js';
 
 type InputProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'value' | 'onChange' | 'children'>;
 
@@ -57,6 +58,51 @@ export function PasswordField(props: Omit<TextFieldProps, 'type' | 'trailing'>) 
         </button>
       }
     />
+  );
+}
+
+export const PASSWORD_HINT = `At least ${PASSWORD_MIN} characters with upper and lower case, a digit and a symbol.`;
+
+/** What NewPasswordFields needs of a form (useForm's result): the new password's field and `confirm`. */
+interface NewPasswordForm<F extends string> {
+  values: Record<F | 'confirm', string>;
+  errors: Partial<Record<F | 'confirm', string>>;
+  setValue(name: F | 'confirm', value: string): void;
+}
+
+/**
+ * A new password and its confirmation side by side, as the owner's setup, a password change and an admin's reset
+ * ask for them: `name` is the new password's field, `label` its label ("Confirm …" labels the other).
+ */
+export function NewPasswordFields<F extends string>({
+  form,
+  name,
+  label,
+}: {
+  form: NewPasswordForm<F>;
+  name: F;
+  label: string;
+}) {
+  return (
+    <div className="field-row">
+      <PasswordField
+        label={label}
+        name={name}
+        value={form.values[name]}
+        onValueChange={(v) => form.setValue(name, v)}
+        error={form.errors[name]}
+        hint={PASSWORD_HINT}
+        autoComplete="new-password"
+      />
+      <PasswordField
+        label={`Confirm ${label.toLowerCase()}`}
+        name="confirm"
+        value={form.values.confirm}
+        onValueChange={(v) => form.setValue('confirm', v)}
+        error={form.errors.confirm}
+        autoComplete="new-password"
+      />
+    </div>
   );
 }
 

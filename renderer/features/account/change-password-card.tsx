@@ -2,9 +2,8 @@ import { passwordProblem } from '../../../server/protocol/schemas.js';
 import { useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
 import { useToasts } from '../../shared/toast.js';
-import { FormStatus, PasswordField, SubmitButton, TextField } from '../../shared/ui.js';
+import { FormStatus, NewPasswordFields, PasswordField, SubmitButton, TextField } from '../../shared/ui.js';
 import { login } from './account-api.js';
-import { PASSWORD_HINT } from './validation.js';
 
 const SIGN_IN_AGAIN =
   'Your password was changed and every session signed out. Sign in with the new password.';
@@ -90,25 +89,7 @@ export function ChangePasswordCard() {
             className="code-input"
           />
         ) : null}
-        <div className="field-row">
-          <PasswordField
-            label="New password"
-            name="newPassword"
-            value={form.values.newPassword}
-            onValueChange={(v) => form.setValue('newPassword', v)}
-            error={form.errors.newPassword}
-            hint={PASSWORD_HINT}
-            autoComplete="new-password"
-          />
-          <PasswordField
-            label="Confirm new password"
-            name="confirm"
-            value={form.values.confirm}
-            onValueChange={(v) => form.setValue('confirm', v)}
-            error={form.errors.confirm}
-            autoComplete="new-password"
-          />
-        </div>
+        <NewPasswordFields form={form} name="newPassword" label="New password" />
         <div className="button-row">
           <SubmitButton pending={form.pending} pendingLabel="Changing…">
             Change password

@@ -1,8 +1,8 @@
 import { useForm } from '../../shared/form.js';
-import { FormStatus, PasswordField, SubmitButton, TextField } from '../../shared/ui.js';
+import { FormStatus, NewPasswordFields, SubmitButton, TextField } from '../../shared/ui.js';
 import { setupOwner, type SignedIn } from './account-api.js';
 import { AccountLayout } from './account-layout.js';
-import { newAccountProblems, PASSWORD_HINT, USERNAME_HINT } from './validation.js';
+import { newAccountProblems, USERNAME_HINT } from './validation.js';
 
 /** Where a prefilled secret came from, to tell the person why the field is already filled. */
 export type SecretSource = 'link' | 'desktop' | null;
@@ -94,25 +94,7 @@ export function OwnerSetupScreen({ initialSecret, secretSource, onSignedIn, onSk
             spellCheck={false}
           />
         </div>
-        <div className="field-row">
-          <PasswordField
-            label="Password"
-            name="password"
-            value={form.values.password}
-            onValueChange={(v) => form.setValue('password', v)}
-            error={form.errors.password}
-            hint={PASSWORD_HINT}
-            autoComplete="new-password"
-          />
-          <PasswordField
-            label="Confirm password"
-            name="confirm"
-            value={form.values.confirm}
-            onValueChange={(v) => form.setValue('confirm', v)}
-            error={form.errors.confirm}
-            autoComplete="new-password"
-          />
-        </div>
+        <NewPasswordFields form={form} name="password" label="Password" />
         <SubmitButton pending={form.pending} pendingLabel="Creating owner…">
           Create owner account
         </SubmitButton>

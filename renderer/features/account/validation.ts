@@ -1,7 +1,6 @@
 import {
   emailProblem,
   passwordProblem,
-  PASSWORD_MIN,
   usernameProblem,
   USERNAME_MAX,
   USERNAME_MIN,
@@ -9,7 +8,7 @@ import {
 import type { FieldErrorMap } from '../../shared/form.js';
 
 export const USERNAME_HINT = `${USERNAME_MIN}-${USERNAME_MAX} letters or digits, at most one underscore.`;
-export const PASSWORD_HINT = `At least ${PASSWORD_MIN} characters with upper and lower case, a digit and a symbol.`;
+export { PASSWORD_HINT } from '../../shared/ui.js';
 
 type NewAccountField = 'username' | 'email' | 'password' | 'confirm';
 

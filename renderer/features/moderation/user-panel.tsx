@@ -5,7 +5,6 @@ import {
   MOD_DESCRIPTION_MAX,
   MOD_REASON_MAX,
   normaliseBadge,
-  PASSWORD_MIN,
   passwordProblem,
   TIME_END_MAX,
   type ModerationAction,
@@ -22,7 +21,7 @@ import {
   isEffectivelyForever,
   localTimeZone,
 } from '../../shared/time.js';
-import { Alert, FormStatus, PasswordField, SubmitButton, TextField } from '../../shared/ui.js';
+import { Alert, FormStatus, NewPasswordFields, SubmitButton, TextField } from '../../shared/ui.js';
 import { useNow } from '../../shared/use-now.js';
 import {
   ACTION_LABELS,
@@ -655,25 +654,7 @@ function PasswordResetForm({
       <p className="muted small">
         For someone who forgot theirs. Their current password stops working at once.
       </p>
-      <div className="field-row">
-        <PasswordField
-          label="New password"
-          name="newPassword"
-          value={form.values.newPassword}
-          onValueChange={(v) => form.setValue('newPassword', v)}
-          error={form.errors.newPassword}
-          hint={`At least ${PASSWORD_MIN} characters with upper and lower case, a digit and a symbol.`}
-          autoComplete="new-password"
-        />
-        <PasswordField
-          label="Confirm new password"
-          name="confirm"
-          value={form.values.confirm}
-          onValueChange={(v) => form.setValue('confirm', v)}
-          error={form.errors.confirm}
-          autoComplete="new-password"
-        />
-      </div>
+      <NewPasswordFields form={form} name="newPassword" label="New password" />
       <div className="button-row">
         <SubmitButton pending={form.pending} pendingLabel="Resetting…">
           Reset password…

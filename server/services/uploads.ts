@@ -81,18 +81,10 @@ interface ChunkOwner {
 }
 
 /** A set as the earlier layout kept it, in chunks/<chunkId>/meta.json (imported at startup). */
-interface LegacyChunkSet {
-  chunkId: string;
-  userId: string;
-  originalFileName: string;
-  amountOfChunks: number;
-  createdAt: number;
-  updatedAt: number;
+type LegacyChunkSet = Omit<ChunkSet, 'parts' | 'assembling'> & {
   /** chunk number -> size in bytes, in N.part */
   received: Record<string, number>;
-  avatarMeta?: unknown;
-  worldMeta?: unknown;
-}
+};
 
 export interface UploadAnswer {
   message: string;

@@ -7,7 +7,16 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BenchError, ROOT, RM_OPTIONS, benchSchema, removeDir, tempRoot, windows } from './harness/host.js';
+import {
+  BenchError,
+  ROOT,
+  RM_OPTIONS,
+  benchSchema,
+  pinned,
+  removeDir,
+  tempRoot,
+  windows,
+} from './harness/host.js';
 import { fmt } from './harness/stats.js';
 
 const SCENARIOS = join(ROOT, 'bench', 'scenarios');
@@ -70,7 +79,7 @@ function table(name, result) {
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), 6));
   const line = (r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ');
   for (const r of [['figure', 'result', 'target', ''], ...rows]) lines.push(line(r).trimEnd());
-  lines.push(...(result.notes ?? []));
+  lines.push(...(result.notes ?? []), ...(pinned.text ? [`${pinned.text}.`] : []));
   const m = machine();
   const other = `other CPU up to ${fmt(m.otherCpuPercent, '%')}, steal up to ${fmt(m.stealPercent, '%')}`;
   if (windows.length) lines.push(`machine during the measured windows: ${other} (of one core)`);
@@ -143,6 +152,7 @@ async function main() {
     else {
       const { help: _help, json: _json, ...config } = opts;
       const out = { scenario: name, config, rows: result.rows, details: result.details, machine: machine() };
+      if (pinned.text) out.pinned = pinned.text;
       process.stdout.write(`${JSON.stringify({ ...out, failures: result.failures, valid }, null, 2)}\n`);
     }
     return valid ? 0 : 1;

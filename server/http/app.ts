@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bodyParser } from '@koa/bodyparser';
+import coBody from 'co-body';
 import koaCors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -130,24 +130,12 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   // hides the answer from the page. Then the upload guard, before the body parsers (a JSON upload's body counts
   // against the anonymous-upload limits too), then the body parsers.
   const guardUploads = uploadGuard(deps.config.uploads, deps.addresses);
-  // A body sent as plain `application/json` (what clients send) is JSON without asking type-is, which the parser
-  // would: other types are still told apart by the parser itself, as before.
-  const detectJSON = (ctx: Koa.Context): boolean => ctx.req.headers['content-type'] === 'application/json';
-  const parseSmall = bodyParser({
-    detectJSON,
-    enableTypes: ['json', 'form'],
-    jsonLimit: deps.config.limits.jsonBodyBytes,
-    formLimit: deps.config.limits.jsonBodyBytes,
-  });
-  const parseUpload = bodyParser({
-    detectJSON,
-    enableTypes: ['json'],
-    jsonLimit: Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024,
-  });
+  const parseSmall = bodyReader(deps.config.limits.jsonBodyBytes, true);
+  // A JSON upload carries its file as base64: it gets its own, larger cap.
+  const parseUpload = bodyReader(Math.ceil(deps.config.uploads.jsonUploadBytes * 1.4) + 64 * 1024, false);
   const parseBody = (ctx: Koa.Context, next: Koa.Next): Promise<unknown> => {
-    // GET and HEAD carry no body we read (downloads, search...): no parser work for them.
-    if (!isApiPath(ctx.path) || ctx.method === 'GET' || ctx.method === 'HEAD') return next();
-    // A JSON upload carries its file as base64: it gets its own, larger cap.
+    // Only POST, PUT and PATCH carry a body we read (downloads, search... are GET): no parser work for the others.
+    if (!isApiPath(ctx.path) || !BODY_METHODS.has(ctx.method)) return next();
     return (UPLOAD_JSON_PATH.test(ctx.path) ? parseUpload : parseSmall)(ctx, next);
   };
   app.use((ctx, next) => {
@@ -211,6 +199,41 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   const refuseUpgrade = (socket: Duplex): void =>
     refuseOnSocket(socket, ErrorCode.ORIGIN_NOT_ALLOWED, ORIGIN_REFUSED);
   return Object.assign(app, { apiRouter: api, listener, clientError, origins, refuseUpgrade });
+}
+
+declare module 'koa' {
+  interface Request {
+    /** The request's body as read by the body reader below (`{}` when there is none to read). */
+    body?: unknown;
+  }
+}
+
+/** Methods whose request body is read. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** JSON bodies by type (besides plain `application/json`), as the common body parsers take them. */
+const JSON_TYPES = ['application/json', 'application/*+json', 'application/csp-report'];
+
+/**
+ * Reads a request's body into `ctx.request.body` with co-body (its byte limit, strict JSON: an object or an array,
+ * prototype-poisoning keys refused): JSON, and URL-encoded forms when `form`; any other type reads as `{}` and is
+ * left for the route (multipart uploads). Failures (too large, not JSON, cut off) reach the envelope funnel.
+ */
+function bodyReader(limit: number, form: boolean): Koa.Middleware {
+  return async (ctx, next) => {
+    const req = ctx.req;
+    if (req.closed) {
+      // The client is gone: nothing to read or answer.
+      ctx.status = 499;
+      return;
+    }
+    // What clients send is plain `application/json`: known without parsing the type.
+    if (req.headers['content-type'] === 'application/json' || ctx.is(JSON_TYPES)) {
+      ctx.request.body = await coBody.json(req, { limit, strict: true });
+    } else if (form && ctx.is('urlencoded')) {
+      ctx.request.body = await coBody.form(req, { limit });
+    } else ctx.request.body = {};
+    return next();
+  };
 }
 
 /** The built renderer at `/`, with index.html for any other page path (client-side routes). */

@@ -331,6 +331,7 @@ export function createAccountsService(
     },
 
     privateView(user, currentToken) {
+      // Stored records are deeply frozen and the view is serialised at once: it shares their lists, no copies.
       return {
         Id: user.Id,
         Username: user.Username,
@@ -338,22 +339,22 @@ export function createAccountsService(
         isEmailVerified: user.isEmailVerified,
         AccountTokens: sanitizeTokenList(user, currentToken),
         is2FAVerified: user.is2FAVerified,
-        BlockedUsers: [...user.BlockedUsers],
-        Following: [...user.Following],
-        Followers: [...user.Followers],
-        OutgoingFriendRequests: [...user.OutgoingFriendRequests],
-        FriendRequests: [...user.FriendRequests],
-        Friends: [...user.Friends],
-        Badges: [...user.Badges],
-        Bio: withAnsweredPronouns({ ...user.Bio }),
+        BlockedUsers: user.BlockedUsers,
+        Following: user.Following,
+        Followers: user.Followers,
+        OutgoingFriendRequests: user.OutgoingFriendRequests,
+        FriendRequests: user.FriendRequests,
+        Friends: user.Friends,
+        Badges: user.Badges,
+        Bio: withAnsweredPronouns(user.Bio),
         Rank: user.Rank,
         AccountCreationDate: user.AccountCreationDate,
-        BanStatus: { ...user.BanStatus },
+        BanStatus: user.BanStatus,
         BanCount: user.BanCount,
-        WarnStatus: { ...user.WarnStatus },
+        WarnStatus: user.WarnStatus,
         WarnCount: user.WarnCount,
-        Avatars: [...user.Avatars],
-        Worlds: [...user.Worlds],
+        Avatars: user.Avatars,
+        Worlds: user.Worlds,
       };
     },
 

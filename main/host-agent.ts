@@ -16,7 +16,7 @@ export function clientsOf(server: HostServer | null): HostClients {
   if (!server) return { connections: 0, users: [] };
   const users = [...server.hub.connectedUserIds()].map((userId) => ({
     userId,
-    username: server.users.get(userId)?.Username ?? userId,
+    username: server.hub.usernameOf(userId) ?? userId,
     sockets: server.hub.socketsOf(userId).size,
   }));
   users.sort((a, b) => a.username.localeCompare(b.username));
@@ -40,11 +40,14 @@ export async function uploadsInProgress(dataDir: string, now = Date.now()): Prom
 export interface HostAgent {
   clients(): HostClients;
   /** Watches this user's invite and friend requests (null: nobody). False when the token does not verify. */
-  setDesktopUser(user: { userId: string; tokenContent: string } | null): boolean;
+  setDesktopUser(user: { userId: string; tokenContent: string } | null): Promise<boolean>;
   uploadsInProgress(): Promise<number>;
   dismissInvite(userId: string, requestId: string): Promise<void>;
   dispose(): void;
 }
+
+/** A user record as the host commits it. */
+type User = NonNullable<Awaited<ReturnType<HostServer['users']['get']>>>;
 
 const GOT_INVITE_REQUEST_PREFIX = `{"message":"${ServerMessage.gotInviteRequest}"`;
 
@@ -60,6 +63,7 @@ interface GotInviteRequest {
 export function attachHostAgent(server: HostServer, notice: (notice: HostNotice) => void): HostAgent {
   let watched: string | null = null;
   let pendingFriends = new Set<string>();
+  let desktopUserCalls = 0;
 
   const hub = server.hub;
   const deliver = hub.sendJson;
@@ -82,23 +86,27 @@ export function attachHostAgent(server: HostServer, notice: (notice: HostNotice)
     }
   };
 
-  const onSocialChanged = ({ userIds }: { userIds: string[] }): void => {
+  // The two users as a social action committed them: a new entry in the watched user's friend requests is news.
+  const onSocialAction = ({ actor, target }: { actor: User; target: User }): void => {
     const userId = watched;
-    if (userId === null || !userIds.includes(userId)) return;
-    const now = new Set(server.users.get(userId)?.FriendRequests ?? []);
+    const [me, other] = target.Id === userId ? [target, actor] : actor.Id === userId ? [actor, target] : [];
+    if (!me || !other || userId === null) return;
+    const now = new Set(me.FriendRequests);
     for (const fromUserId of now) {
-      if (pendingFriends.has(fromUserId)) continue;
-      const fromUsername = server.users.get(fromUserId)?.Username ?? fromUserId;
-      notice({ kind: 'friend-request', userId, fromUserId, fromUsername });
+      if (pendingFriends.has(fromUserId) || fromUserId !== other.Id) continue;
+      notice({ kind: 'friend-request', userId, fromUserId, fromUsername: other.Username });
     }
     pendingFriends = now;
   };
-  server.events.on('socialChanged', onSocialChanged);
+  server.events.on('socialAction', onSocialAction);
 
   return {
     clients: () => clientsOf(server),
-    setDesktopUser(user) {
-      const found = user ? server.accounts.authenticate(user.userId, user.tokenContent) : null;
+    async setDesktopUser(user) {
+      // The newest call wins, whichever lookup answers first.
+      const call = ++desktopUserCalls;
+      const found = user ? await server.accounts.authenticate(user.userId, user.tokenContent) : null;
+      if (call !== desktopUserCalls) return user === null || found !== null;
       watched = found?.Id ?? null;
       pendingFriends = new Set(found?.FriendRequests ?? []);
       return user === null || found !== null;
@@ -108,7 +116,7 @@ export function attachHostAgent(server: HostServer, notice: (notice: HostNotice)
       await server.invites.update(userId, requestId, 'dismissed');
     },
     dispose() {
-      server.events.off('socialChanged', onSocialChanged);
+      server.events.off('socialAction', onSocialAction);
       hub.sendJson = deliver;
     },
   };

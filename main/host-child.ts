@@ -74,6 +74,16 @@ function main(): void {
     return stopping;
   };
 
+  const watchDesktopUser = (user: { userId: string; tokenContent: string } | null): void => {
+    agent?.setDesktopUser(user).then(
+      (verified) => {
+        if (!verified)
+          log.warn({ userId: user?.userId }, 'desktop user did not verify; no notifications for them');
+      },
+      (error: unknown) => log.error({ err: error, userId: user?.userId }, 'checking the desktop user failed'),
+    );
+  };
+
   const answer = async (id: number, query: HostQuery): Promise<void> => {
     try {
       let value: unknown = null;
@@ -96,7 +106,7 @@ function main(): void {
           (started) => {
             server = started;
             agent = attachHostAgent(started, (notice) => parent.post({ type: 'notice', notice }));
-            if (desktopUser) agent.setDesktopUser(desktopUser);
+            if (desktopUser) watchDesktopUser(desktopUser);
             parent.post({
               type: 'started',
               url: started.url,
@@ -123,9 +133,7 @@ function main(): void {
         return;
       case 'desktop-user':
         desktopUser = message.user;
-        if (agent && !agent.setDesktopUser(desktopUser)) {
-          log.warn({ userId: desktopUser?.userId }, 'desktop user did not verify; no notifications for them');
-        }
+        watchDesktopUser(desktopUser);
         return;
       case 'query':
         void answer(message.id, message.query);

@@ -56,7 +56,10 @@ export function inProcessHost(
       dataDir: server.config.dataDir,
       setupSecret: () => server.setupSecret,
       clients: agent.clients,
-      setDesktopUser: (user) => void agent.setDesktopUser(user),
+      setDesktopUser: (user) => {
+        // A user that does not verify simply gets no notifications.
+        agent.setDesktopUser(user).catch(() => undefined);
+      },
       uploadsInProgress: agent.uploadsInProgress,
       dismissInvite: agent.dismissInvite,
       ping: async () => 'pong',

@@ -66,9 +66,9 @@ export async function migrateCommand(argv: string[]): Promise<number> {
         records.push({ collection, id, version: seq, data });
     }
     // A folder of the first layout kept its host settings in meta.json: they become the settings record.
-    if (!store.collection(SETTINGS).has('host')) {
+    if (!(await store.collection(SETTINGS).has('host'))) {
       const version = 1 + Math.max(0, ...records.map((record) => record.version));
-      records.push({ collection: SETTINGS, id: 'host', version, data: hostSettings(store) });
+      records.push({ collection: SETTINGS, id: 'host', version, data: await hostSettings(store) });
     }
     const log = store.log<{ seq: number }, unknown>(MODERATION_LOG);
     async function* entries(): AsyncIterable<ImportedEntry> {

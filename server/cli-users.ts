@@ -55,10 +55,9 @@ export async function userResetPassword(argv: string[]): Promise<number> {
     { logger: pino({ level: 'silent' }) },
   );
   try {
-    const user =
-      values.username !== undefined
-        ? host.users.byUsername(values.username)
-        : host.users.get(values['user-id'] as string);
+    const user = await (values.username !== undefined
+      ? host.users.byUsername(values.username)
+      : host.users.get(values['user-id'] as string));
     if (!user) throw new UserUsageError('no account has that username or id in this data folder');
     await host.accounts.changePassword(user, values.password);
     process.stdout.write(

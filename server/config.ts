@@ -21,6 +21,13 @@ export interface HostConfig {
     heartbeatMs: number;
     /** A host not heard from for this long is taken for dead: its users no longer count as online. */
     presenceExpiryMs: number;
+    /**
+     * Longest wait for Redis to answer one command (a publish, a shared limit); past it the command fails, shared
+     * limits fall back to this host's memory and a message for another host is reported as not sent.
+     */
+    commandTimeoutMs: number;
+    /** Longest wait for a connection to Redis to open (at start and at each reconnect). */
+    connectTimeoutMs: number;
   };
   /** Address to bind. 127.0.0.1 keeps the host private; 0.0.0.0 shares it on the LAN. */
   host: string;
@@ -157,7 +164,7 @@ export function defaultConfig(): HostConfig {
     dataDir: defaultDataDir(),
     database: null,
     redis: null,
-    cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000 },
+    cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000, commandTimeoutMs: 1000, connectTimeoutMs: 2000 },
     host: '127.0.0.1',
     port: DEFAULT_PORT,
     publicUrl: null,
@@ -240,7 +247,14 @@ const CONFIG_SHAPE = {
   dataDir: z.string(),
   database: z.string().nullable(),
   redis: z.string().nullable(),
-  cluster: z.strictObject({ heartbeatMs: numberValue, presenceExpiryMs: numberValue }).partial(),
+  cluster: z
+    .strictObject({
+      heartbeatMs: numberValue,
+      presenceExpiryMs: numberValue,
+      commandTimeoutMs: numberValue,
+      connectTimeoutMs: numberValue,
+    })
+    .partial(),
   host: z.string(),
   port: portValue,
   publicUrl: z.string().nullable(),

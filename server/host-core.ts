@@ -46,7 +46,7 @@ export interface HostCore {
   /** Client builds, as plain files under `<dataDir>/builds/` (SPEC section 8). */
   builds: BuildsService;
   /** Whether sign-up needs an invite code now: the owner's setting, else the configuration. */
-  requireInviteCode(): boolean;
+  requireInviteCode(): Promise<boolean>;
   ids: Ids;
   clock: Clock;
   hub: SocketHub;

@@ -179,17 +179,18 @@ export async function openHost(
           cluster.redis,
           `${cluster.keyPrefix}limits:`,
           clock,
+          // While Redis fails or hangs, each host limits in its own memory (a line in the log each way).
+          { logger: log },
         )
       : memoryLimits(clock);
     const deps = { config, store, users, clock, ids, presence, events, passwords, limits };
     const inviteCodes = createInviteCodes(deps);
-    const requireInviteCode = (): boolean => inviteCodes.required();
+    const requireInviteCode = (): Promise<boolean> => inviteCodes.required();
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
     const social = createSocialService(deps);
     const stopSocialPush = attachSocialPush({
       events,
       notifier: hub,
-      users,
       publicView: (u) => accounts.publicView(u),
     });
     const setup = createSetupService({ ...deps, accounts });
@@ -216,11 +217,12 @@ export async function openHost(
     const gameServerTokens = createGameServerTokens(deps);
     const popularity = createPopularityService({
       ...deps,
-      isPublic: (kind, id) => {
-        const asset = kind === 'avatar' ? uploads.avatar(id) : uploads.world(id);
+      isPublic: async (kind, id) => {
+        const asset = await (kind === 'avatar' ? uploads.avatar(id) : uploads.world(id));
         return asset !== undefined && uploads.isPublic(asset);
       },
     });
+    await popularity.init();
     const search = createSearchService({
       ...deps,
       uploads,
@@ -239,7 +241,13 @@ export async function openHost(
     const instances = createInstancesService({
       ...deps,
       onInstanceOpened: (worldId) => popularity.use('world', worldId),
-      onAssetTokenDelivered: (userId, worldId, token) => assetAccess?.delivered(worldId, userId, token),
+      onAssetTokenDelivered: (userId, worldId, token) => {
+        assetAccess
+          ?.delivered(worldId, userId, token)
+          .catch((error: unknown) =>
+            log.error({ err: error, worldId }, 'recording a delivered asset token failed'),
+          );
+      },
       notifier: hub,
       gameServers: hub,
       world: uploads.world,
@@ -248,9 +256,13 @@ export async function openHost(
       ...(cluster && { cluster: instanceCluster(cluster) }),
     });
     hub.inWorld = instances.isInWorld;
-    cluster?.onForwarded(({ op, userId, args }) =>
-      instances.runForwarded(op, userId, args, (id) => hub.isConnected(id)),
-    );
+    cluster?.onForwarded(({ op, userId, args }) => {
+      instances
+        .runForwarded(op, userId, args, (id) => hub.isConnected(id))
+        .catch((error: unknown) =>
+          log.error({ err: error, op, userId }, 'a forwarded instance message failed'),
+        );
+    });
     assetAccess = createAssetAccess({ clock, assetTokens, presence: hub, instances });
     const moderation = createModerationService({
       ...deps,
@@ -339,9 +351,10 @@ async function openCluster(
 ): Promise<ClusterLink> {
   // The community's name in Redis comes from the database, so hosts of different communities sharing one Redis
   // never hear each other, whatever URL each was given.
-  const community = await store.tx((t) => {
+  const community = await store.tx(async (t) => {
     const repo = t.repo<{ id: string }>(SETTINGS);
-    return (repo.get(COMMUNITY) ?? repo.put(COMMUNITY, { id: randomBytes(9).toString('base64url') })).id;
+    const found = await repo.get(COMMUNITY);
+    return (found ?? repo.put(COMMUNITY, { id: randomBytes(9).toString('base64url') })).id;
   });
   // Loaded only here: a host on its own never loads the Redis client.
   const { ClusterLink } = await import('./cluster/link.js');
@@ -350,6 +363,8 @@ async function openCluster(
     namespace: `hx:${community}`,
     heartbeatMs: config.cluster.heartbeatMs,
     presenceExpiryMs: config.cluster.presenceExpiryMs,
+    commandTimeoutMs: config.cluster.commandTimeoutMs,
+    connectTimeoutMs: config.cluster.connectTimeoutMs,
     logger: log,
     // Another host's sign-out is acted on once this host's copy has its commit (else the token would still pass).
     beforeEvent: () => store.refresh(),
@@ -485,7 +500,7 @@ export async function createServer(
     popularityFlush.unref();
     const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}`;
-    log.info({ url, dataDir: config.dataDir, users: users.size }, 'host started');
+    log.info({ url, dataDir: config.dataDir, users: await users.count() }, 'host started');
 
     let closing: Promise<void> | null = null;
     return {

@@ -12,7 +12,9 @@ import { redactUrl } from '../store/pg-url.js';
  * - Presence: a process announces each user whose first socket it holds (`on`) and whose last socket closed
  *   (`off`), numbered per process, and a heartbeat carrying its latest number. A process that sees a gap (a missed
  *   message, a restart of Redis) asks for a snapshot. One not heard from for `presenceExpiryMs` is taken for dead:
- *   its users stop counting as online. A new process asks everyone for their snapshot.
+ *   its users stop counting as online, but only while this process hears its own heartbeats come back (see
+ *   #beat): a process cut off from Redis hears nobody and must not take everybody for dead. A new process, and
+ *   every process whose connections to Redis come back, announces its snapshot and asks everyone for theirs.
  * - Events for users: a message for a user with sockets on another process is published on that process's own
  *   channel, once per process, already serialised.
  * - Host events: sign-outs (a ban, a password change, a logout of all) and revoked game-server tokens are
@@ -23,7 +25,9 @@ import { redactUrl } from '../store/pg-url.js';
  *   scripts) and forward a user's instance messages (join, leave, invite, new instance) to it.
  *
  * Pub/sub delivers at most once: a live event lost while Redis is unreachable is not replayed (what it announced
- * is durable in the database; clients read it when they reconnect). Nothing acknowledged depends on it.
+ * is durable in the database; clients read it when they reconnect). Nothing acknowledged depends on it: every
+ * command has a timeout (`commandTimeoutMs`), and a caller that must know whether a message for another process
+ * went out uses `deliverConfirmed` / `forwardConfirmed`, which reject with a ClusterSendError within it.
  */
 
 /** What the link delivers to this process's sockets. */
@@ -88,8 +92,8 @@ interface Peer {
   instances: Map<string, InstanceMeta>;
   /** ms of the last message heard from it */
   seen: number;
-  /** A snapshot was asked for and has not come yet. */
-  asked: boolean;
+  /** ms when a snapshot was asked for that has not come yet; 0 when none is awaited. */
+  askedAt: number;
 }
 
 export interface ClusterLinkOptions {
@@ -98,6 +102,10 @@ export interface ClusterLinkOptions {
   namespace: string;
   heartbeatMs: number;
   presenceExpiryMs: number;
+  /** Longest wait for Redis to answer one command; a publish not answered by then is reported as not sent. */
+  commandTimeoutMs: number;
+  /** Longest wait for a connection to Redis to open. */
+  connectTimeoutMs: number;
   logger: Logger;
   /** Runs before a host event from another process is acted on (the store catches up with its commit). */
   beforeEvent?: () => Promise<void>;
@@ -113,6 +121,17 @@ export class RedisUnreachableError extends Error {
     this.name = 'RedisUnreachableError';
   }
 }
+
+/** A message for another process did not go out: Redis failed, did not answer in time, or nobody listened. */
+export class ClusterSendError extends Error {
+  constructor(reason: string, cause?: unknown) {
+    super(`a message for another host was not sent through Redis: ${reason}`, { cause });
+    this.name = 'ClusterSendError';
+  }
+}
+
+/** For promises whose failure was already logged where it happened. */
+const ignore = (): void => undefined;
 
 export class ClusterLink {
   readonly processId = randomBytes(9).toString('base64url');
@@ -135,13 +154,32 @@ export class ClusterLink {
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
   #publishErrorLoggedAt = 0;
+  /** The subscriber is subscribed to this process's channels (from 'ready' and SUBSCRIBE until 'close'). */
+  #listening = false;
+  /** ms of the last echo of this process's own heartbeat. */
+  #selfHeardAt = 0;
+  /** Since when this process's heartbeats have come back without a long gap; null while they do not. */
+  #hearingSince: number | null = null;
+  /** ms when this process last stopped hearing itself (0: never). */
+  #deafSince = 0;
+  /** ms of the last announcement of this process's snapshot (with a request for everyone else's). */
+  #resyncedAt = 0;
 
   private constructor(
     /** Publishes and runs commands (shared limits use it too). */
     readonly redis: Redis,
-    private readonly sub: Redis,
+    /** Listens on the community's broadcast channel and this process's own (subscriber mode: no other command). */
+    readonly subscriber: Redis,
     private readonly options: ClusterLinkOptions,
   ) {}
+
+  /**
+   * The longest gap between two echoes of this process's heartbeat that still counts as hearing without a break
+   * (two heartbeats and a command timeout); a longer silence means it heard nobody meanwhile.
+   */
+  get #hearingGapMs(): number {
+    return 2 * this.options.heartbeatMs + this.options.commandTimeoutMs;
+  }
 
   /** Connects to Redis, joins the community and asks the others who they hold; rejects when Redis is unreachable. */
   static async open(options: ClusterLinkOptions): Promise<ClusterLink> {
@@ -150,7 +188,14 @@ export class ClusterLink {
         lazyConnect: true,
         // A publish while Redis is unreachable fails at once (logged) instead of queueing without bound.
         enableOfflineQueue: false,
+        // A command Redis took but had not answered when the connection dropped is not sent again on reconnect:
+        // its caller was already told it failed (a late invite or join is worse than none).
+        autoResendUnfulfilledCommands: false,
+        // The subscriber subscribes again itself on 'ready' (#subscriberReady), where a failure is handled.
+        autoResubscribe: false,
         maxRetriesPerRequest: 1,
+        commandTimeout: options.commandTimeoutMs,
+        connectTimeout: options.connectTimeoutMs,
         retryStrategy: (times) => Math.min(times * 200, 2000),
       });
     const redis = make();
@@ -162,18 +207,26 @@ export class ClusterLink {
         link.#warn(error, 'the Redis connection failed; reconnecting'),
       );
     }
+    sub.on('message', (_channel: string, text: string) => link.#receive(text));
     try {
-      await Promise.all([redis.connect(), sub.connect()]);
-      sub.on('message', (_channel: string, text: string) => link.#receive(text));
-      await sub.subscribe(link.#broadcast, link.#own);
+      // The ready check and SUBSCRIBE have the command timeout; the bound covers the whole opening too.
+      await withTimeout(
+        (async () => {
+          await Promise.all([redis.connect(), sub.connect()]);
+          await sub.subscribe(link.#broadcast, link.#own);
+        })(),
+        options.connectTimeoutMs + 2 * options.commandTimeoutMs,
+      );
     } catch (error) {
       redis.disconnect();
       sub.disconnect();
       throw new RedisUnreachableError(options.url, error);
     }
-    // After a reconnect the subscriptions come back by themselves; what was missed is asked for again.
-    sub.on('ready', () => link.#publish(link.#broadcast, { t: 'hello', p: link.processId }));
-    link.#publish(link.#broadcast, { t: 'hello', p: link.processId });
+    link.#listening = true;
+    sub.on('ready', () => link.#subscriberReady());
+    sub.on('close', () => link.#subscriberClosed());
+    redis.on('ready', () => link.#publisherReady());
+    link.#resync();
     link.#timer = setInterval(() => link.#beat(), options.heartbeatMs);
     link.#timer.unref();
     return link;
@@ -265,9 +318,17 @@ export class ClusterLink {
     return this.#inRemoteInstances.has(userId);
   }
 
-  /** Sends a user's instance message to the process holding the game server. */
+  /** Sends a user's instance message to the process holding the game server (a failure is only logged). */
   forward(processId: string, message: ForwardedInstanceMessage): void {
-    this.#publish(this.#channelOf(processId), { t: 'fwd', p: this.processId, message });
+    this.forwardConfirmed(processId, message).catch(ignore);
+  }
+
+  /**
+   * As `forward`; resolves once Redis handed the message to that process, rejects with a ClusterSendError within
+   * `commandTimeoutMs` when it did not (Redis down or hung, or that process not listening).
+   */
+  forwardConfirmed(processId: string, message: ForwardedInstanceMessage): Promise<void> {
+    return this.#send(this.#channelOf(processId), { t: 'fwd', p: this.processId, message }, true);
   }
 
   /** This process now holds a socket of `userId` (its first). */
@@ -290,9 +351,18 @@ export class ClusterLink {
 
   /**
    * Sends a message to the sockets other processes hold of these users: one publish per process, `json()` (the
-   * message serialised) asked for only when some other process holds one of them.
+   * message serialised) asked for only when some other process holds one of them. A failure is only logged.
    */
   deliver(userIds: Iterable<string>, json: () => string): void {
+    this.deliverConfirmed(userIds, json).catch(ignore);
+  }
+
+  /**
+   * As `deliver`; resolves once Redis handed the message to every process holding one of the users (at once when
+   * none does), rejects with a ClusterSendError within `commandTimeoutMs` when it did not (Redis down or hung, or
+   * such a process not listening). The sockets of this process are not its business.
+   */
+  deliverConfirmed(userIds: Iterable<string>, json: () => string): Promise<void> {
     let byProcess: Map<string, string[]> | null = null;
     for (const userId of userIds) {
       const processes = this.#where.get(userId);
@@ -304,11 +374,14 @@ export class ClusterLink {
         else byProcess.set(processId, [userId]);
       }
     }
-    if (!byProcess) return;
+    if (!byProcess) return Promise.resolve();
     const text = json();
+    const sent: Array<Promise<void>> = [];
     for (const [processId, users] of byProcess) {
-      this.#publish(this.#channelOf(processId), { t: 'deliver', p: this.processId, users, json: text });
+      const message: Message = { t: 'deliver', p: this.processId, users, json: text };
+      sent.push(this.#send(this.#channelOf(processId), message, true));
     }
+    return Promise.all(sent).then(ignore);
   }
 
   /** Tells every other process about a host event (each acts on its own sockets). */
@@ -327,13 +400,31 @@ export class ClusterLink {
     } catch {
       // Unreachable Redis: the others expire this process instead.
     }
-    this.sub.disconnect();
+    this.subscriber.disconnect();
     this.redis.disconnect();
   }
 
+  /**
+   * Says this process is alive, and takes for dead the processes not heard from for `presenceExpiryMs`.
+   *
+   * The rule for taking a process for dead: silence proves something only while this process could have heard.
+   * When Redis is down or hung, or this process's subscriber is reconnecting, it hears nobody, and concluding that
+   * every other process died would drop all their users (and tell all their friends) for nothing. So each process
+   * checks the channel with its own heartbeat, which Redis echoes back to it on the broadcast channel. Let S be
+   * the last time its own heartbeat came back (the last moment the channel is known to have worked). A peer is
+   * dropped only when (1) it had not been heard from for `presenceExpiryMs` at S, and (2) this process heard its
+   * own heartbeats without a gap longer than #hearingGapMs from `presenceExpiryMs` before S until now. Measuring
+   * the silence up to S rather than up to now means a channel that just broke, before any gap shows, cannot make
+   * a live peer look silent. While (2) fails nobody is dropped; once hearing comes back its clock starts from zero,
+   * so every peer gets a full `presenceExpiryMs` of working channel (and the snapshot it is asked for) before it
+   * can be taken for dead.
+   */
   #beat(): void {
     this.#publish(this.#broadcast, { t: 'hb', p: this.processId, v: this.#version });
-    const deadline = Date.now() - this.options.presenceExpiryMs;
+    const heardAt = this.#selfHeardAt;
+    if (this.#hearingSince !== null && Date.now() - heardAt > this.#hearingGapMs) this.#loseHearing(heardAt);
+    if (this.#hearingSince === null || heardAt - this.#hearingSince < this.options.presenceExpiryMs) return;
+    const deadline = heardAt - this.options.presenceExpiryMs;
     for (const [processId, peer] of this.#peers) {
       if (peer.seen < deadline) {
         this.options.logger.warn(
@@ -345,11 +436,106 @@ export class ClusterLink {
     }
   }
 
-  #publish(channel: string, message: Message): void {
+  /** This process's heartbeat came back through Redis: it hears (and, after a silence, catches up). */
+  #heardSelf(): void {
+    const now = Date.now();
+    const before = this.#selfHeardAt;
+    this.#selfHeardAt = now;
+    if (this.#hearingSince !== null) {
+      if (now - before <= this.#hearingGapMs) return;
+      // A silence the heartbeat timer had not noticed yet (a stalled event loop, a short hang of Redis).
+      this.#loseHearing(before);
+    }
+    this.#hearingSince = now;
+    if (this.#deafSince === 0) return;
+    this.options.logger.info('hearing the other hosts through Redis again: presence is being rebuilt');
+    // A hung Redis that resumed reconnects nothing, so no 'ready' announced this process again.
+    if (this.#resyncedAt < this.#deafSince) this.#resync();
+  }
+
+  /** This process stopped hearing itself (`since`: when it last did, or now). */
+  #loseHearing(since = Date.now()): void {
+    const wasHearing = this.#hearingSince !== null;
+    this.#hearingSince = null;
+    this.#deafSince = since;
+    if (wasHearing && !this.#closed)
+      this.options.logger.warn(
+        'cannot hear the other hosts through Redis: nobody is taken for dead until this host hears again',
+      );
+  }
+
+  /** The subscriber (re)connected: it subscribes again, then this process catches up. */
+  #subscriberReady(): void {
     if (this.#closed) return;
-    this.redis
-      .publish(channel, JSON.stringify(message))
-      .catch((error: unknown) => this.#warn(error, 'a message to the other hosts was lost'));
+    this.#forgetAsked();
+    this.subscriber.subscribe(this.#broadcast, this.#own).then(
+      () => {
+        this.#listening = true;
+        this.#resync();
+      },
+      (error: unknown) => {
+        this.#warn(error, 'subscribing again after a reconnect failed; reconnecting');
+        if (this.subscriber.status === 'ready') this.subscriber.disconnect(true);
+      },
+    );
+  }
+
+  #subscriberClosed(): void {
+    this.#listening = false;
+    this.#loseHearing();
+  }
+
+  #publisherReady(): void {
+    if (this.#closed) return;
+    this.#forgetAsked();
+    this.#resync();
+  }
+
+  /** A snapshot asked for on a connection that since dropped will not come: the next gap asks again at once. */
+  #forgetAsked(): void {
+    for (const peer of this.#peers.values()) peer.askedAt = 0;
+  }
+
+  /**
+   * Once both connections work: announces this process's snapshot to everyone and says hello (each process
+   * answers with its own), so presence is whole again after anything was missed.
+   */
+  #resync(): void {
+    if (this.#closed || !this.#listening || this.redis.status !== 'ready') return;
+    this.#resyncedAt = Date.now();
+    this.#publish(this.#broadcast, { t: 'hello', p: this.processId });
+    this.#publish(this.#broadcast, this.#snapshot());
+  }
+
+  /** Publishes and forgets: a failure is logged by #send. */
+  #publish(channel: string, message: Message): void {
+    this.#send(channel, message, false).catch(ignore);
+  }
+
+  /**
+   * Publishes; resolves once Redis took the message (with `mustReach`, once it handed it to a listener: a process's
+   * own channel), else rejects with a ClusterSendError within the command timeout. A failure is logged here.
+   */
+  #send(channel: string, message: Message, mustReach: boolean): Promise<void> {
+    if (this.#closed) return Promise.reject(new ClusterSendError('this host left the others (closing)'));
+    const sent = this.redis.publish(channel, JSON.stringify(message)).then(
+      (listeners) => {
+        if (mustReach && listeners === 0)
+          throw new ClusterSendError('no host process listens for it (it stopped, or lost Redis)');
+      },
+      (error: unknown) => {
+        const text = error instanceof Error ? error.message : String(error);
+        const reason =
+          text === 'Command timed out'
+            ? `Redis did not answer within ${this.options.commandTimeoutMs} ms`
+            : this.redis.status !== 'ready' || /isn't writeable|Connection is closed/.test(text)
+              ? `the connection to Redis is down (${text})`
+              : `Redis failed (${text})`;
+        throw new ClusterSendError(reason, error);
+      },
+    );
+    sent.catch((error: unknown) => this.#warn(error, 'a message to the other hosts was lost'));
+    return sent;
   }
 
   #warn(error: unknown, text: string): void {
@@ -367,7 +553,20 @@ export class ClusterLink {
     } catch {
       return;
     }
-    if (message.p === this.processId || this.#closed) return;
+    if (this.#closed) return;
+    if (message.p === this.processId) {
+      if (message.t === 'hb') this.#heardSelf();
+      return;
+    }
+    try {
+      this.#apply(message);
+    } catch (error) {
+      // Thrown inside ioredis's 'message' event it would end the process.
+      this.options.logger.error({ err: error, message: message.t }, 'a message from another host failed');
+    }
+  }
+
+  #apply(message: Message): void {
     switch (message.t) {
       case 'hello':
         this.#peer(message.p);
@@ -416,7 +615,12 @@ export class ClusterLink {
         for (const userId of message.users) this.#local?.deliverLocal(userId, message.json);
         return;
       case 'event':
-        void this.#actOn(message.event);
+        this.#actOn(message.event).catch((error: unknown) =>
+          this.options.logger.error(
+            { err: error, event: message.event.name },
+            'acting on a host event failed',
+          ),
+        );
         return;
     }
   }
@@ -450,7 +654,7 @@ export class ClusterLink {
         gameServers: new Map(),
         instances: new Map(),
         seen: Date.now(),
-        asked: false,
+        askedAt: 0,
       };
       this.#peers.set(processId, peer);
       this.#askSnapshot(processId, peer);
@@ -459,16 +663,18 @@ export class ClusterLink {
     return peer;
   }
 
+  /** Asks `processId` for its snapshot, unless one was asked for lately (an answer lost is asked for again). */
   #askSnapshot(processId: string, peer: Peer): void {
-    if (peer.asked) return;
-    peer.asked = true;
+    const now = Date.now();
+    if (peer.askedAt !== 0 && now - peer.askedAt < this.#hearingGapMs) return;
+    peer.askedAt = now;
     this.#publish(this.#channelOf(processId), { t: 'snapreq', p: this.processId });
   }
 
   #applySnapshot(snap: Extract<Message, { t: 'snap' }>): void {
     const processId = snap.p;
     const peer = this.#peer(processId);
-    peer.asked = false;
+    peer.askedAt = 0;
     peer.v = snap.v;
     const now = new Set(snap.users);
     for (const userId of peer.users) if (!now.has(userId)) this.#removeUser(processId, peer, userId, true);
@@ -534,5 +740,18 @@ export class ClusterLink {
     for (const id of [...peer.gameServers.keys()]) this.#removeGameServer(peer, id);
     this.#peers.delete(processId);
     for (const userId of [...peer.users]) this.#removeUser(processId, peer, userId, true);
+  }
+}
+
+/** `promise`, or a rejection once `ms` passed. */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

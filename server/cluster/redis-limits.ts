@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../services/context.js';
-import type { Cooldowns, FailureThrottle, SharedLimits } from '../services/limits.js';
+import { memoryLimits, type Cooldowns, type FailureThrottle, type SharedLimits } from '../services/limits.js';
 import { sha256 } from '../services/secrets.js';
 
 /** Starts a cooldown unless one runs: -1 when it started, else the milliseconds it has left. */
@@ -73,14 +74,129 @@ function keyName(prefix: string, kind: string, key: string): string {
   return `${prefix}${kind}:${sha256(key).toString('hex')}`;
 }
 
+export interface RedisLimitsOptions {
+  /** Says when the limits fall back to this host's memory and when they are back in Redis. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
+  /** While Redis fails, how often it is asked again (a PING in the background; answers come from memory). */
+  retryMs?: number;
+}
+
 /**
  * Cooldowns and failure throttles kept in Redis, shared by every host process that uses the same Redis and
  * `prefix` (e.g. `hypernex:`). Cooldowns are keys with a millisecond expiry; a throttle is a sorted set of failure
  * times per key, trimmed to the window and to `maxFailures` entries, expiring with the window, so every key
  * vanishes on its own. Each call is one round trip. Failure times come from `clock` (the hosts' clocks are
  * assumed to agree to well under a window); cooldown expiry is Redis's own.
+ *
+ * While Redis fails or times out (the connection's `commandTimeout` bounds each call) the limits are this host's
+ * memory limits (services/limits.ts), so a sign-in never waits for or fails on Redis: each host then limits on its
+ * own, which is weaker than shared limits but far better than none or than refusing everyone. Redis is asked
+ * again every `retryMs` in the background and takes over as soon as it answers; what memory counted meanwhile
+ * stays in memory.
  */
-export function redisLimits(redis: Redis, prefix: string, clock: Clock = systemClock): SharedLimits {
+export function redisLimits(
+  redis: Redis,
+  prefix: string,
+  clock: Clock = systemClock,
+  options: RedisLimitsOptions = {},
+): SharedLimits {
+  const shared = redisOnly(redis, prefix, clock);
+  const memory = memoryLimits(clock);
+  const route = fallbackRoute(redis, options);
+
+  const cooldowns: Cooldowns = {
+    start: (key, ms) =>
+      route(
+        async () => {
+          const started = await shared.cooldowns.start(key, ms);
+          if (!started.started) return started;
+          // A cancel that cannot reach Redis leaves the cooldown to run out: the cautious outcome.
+          return { started: true, cancel: () => route(started.cancel, () => Promise.resolve()) };
+        },
+        () => memory.cooldowns.start(key, ms),
+      ),
+  };
+
+  function throttle(name: string, opts: { maxFailures: number; windowSeconds: number }): FailureThrottle {
+    const inRedis = shared.throttle(name, opts);
+    const inMemory = memory.throttle(name, opts);
+    return {
+      retryAfter: (key) =>
+        route(
+          () => inRedis.retryAfter(key),
+          () => inMemory.retryAfter(key),
+        ),
+      fail: (key) =>
+        route(
+          () => inRedis.fail(key),
+          () => inMemory.fail(key),
+        ),
+      succeed: (key) =>
+        route(
+          () => inRedis.succeed(key),
+          () => inMemory.succeed(key),
+        ),
+    };
+  }
+
+  return { cooldowns, throttle };
+}
+
+/**
+ * Runs a call in Redis, or in memory while Redis is failing: the first failure switches over (one log line), a
+ * PING at most every `retryMs` in the background looks for Redis's return, and its first answer switches back (one
+ * log line). A call never waits for that PING.
+ */
+function fallbackRoute(redis: Redis, options: RedisLimitsOptions) {
+  const retryMs = options.retryMs ?? 1000;
+  let failing = false;
+  let nextProbe = 0;
+  let probing = false;
+
+  const recovered = (): void => {
+    if (!failing) return;
+    failing = false;
+    options.logger?.info('Redis answers again: the shared limits are kept in Redis again');
+  };
+
+  const probe = (): void => {
+    if (probing || Date.now() < nextProbe) return;
+    probing = true;
+    nextProbe = Date.now() + retryMs;
+    redis.ping().then(
+      () => {
+        probing = false;
+        recovered();
+      },
+      () => {
+        probing = false;
+      },
+    );
+  };
+
+  return async function route<T>(inRedis: () => Promise<T>, inMemory: () => Promise<T>): Promise<T> {
+    if (failing) {
+      probe();
+      return inMemory();
+    }
+    try {
+      return await inRedis();
+    } catch (error) {
+      if (!failing) {
+        failing = true;
+        nextProbe = Date.now() + retryMs;
+        options.logger?.warn(
+          { err: error },
+          'Redis failed: the limits (sign-in throttle, cooldowns) are kept in this host’s memory until it answers',
+        );
+      }
+      return inMemory();
+    }
+  };
+}
+
+/** The limits in Redis alone: each call rejects when Redis fails. */
+function redisOnly(redis: Redis, prefix: string, clock: Clock): SharedLimits {
   const commands = withCommands(redis);
 
   const cooldowns: Cooldowns = {

@@ -26,31 +26,41 @@ export type Admission = null | { bytes: number; error: () => AppError };
  */
 export function tempFileStorage(options: {
   tempPath: () => string;
-  admit: (req: IncomingMessage, fields: Record<string, unknown>, originalName: string) => Admission;
+  admit: (req: IncomingMessage, fields: Record<string, unknown>, originalName: string) => Promise<Admission>;
 }): multer.StorageEngine {
+  function store(
+    req: IncomingMessage,
+    incoming: IncomingFile,
+    admission: Admission,
+    callback: (error: Error | null, info?: never) => void,
+  ): void {
+    streamToFile(incoming.stream, options.tempPath(), admission ?? undefined).then(
+      (temp: TempFile) => callback(null, { path: temp.path, size: temp.size, hash: temp.hash } as never),
+      (error: Error) => {
+        // Nothing more of an anonymous file is wanted: answer now instead of reading the rest of the body.
+        if (admission && error instanceof AppError) refuseUpload(req, error);
+        callback(error);
+      },
+    );
+  }
+
   return {
     _handleFile(req, file, callback) {
       const incoming = file as unknown as IncomingFile;
-      let admission: Admission;
-      try {
-        admission = options.admit(
+      // The part's stream stays paused (nothing reads it) while the sender is checked.
+      options
+        .admit(
           req,
           (req as IncomingMessage & { body?: Record<string, unknown> }).body ?? {},
           incoming.originalname,
+        )
+        .then(
+          (admission) => store(req, incoming, admission, callback),
+          (error: unknown) => {
+            incoming.stream.resume();
+            callback(error as Error);
+          },
         );
-      } catch (error) {
-        incoming.stream.resume();
-        callback(error as Error);
-        return;
-      }
-      streamToFile(incoming.stream, options.tempPath(), admission ?? undefined).then(
-        (temp: TempFile) => callback(null, { path: temp.path, size: temp.size, hash: temp.hash } as never),
-        (error: Error) => {
-          // Nothing more of an anonymous file is wanted: answer now instead of reading the rest of the body.
-          if (admission && error instanceof AppError) refuseUpload(req, error);
-          callback(error);
-        },
-      );
     },
     _removeFile(_req, file, callback) {
       const path = (file as { path?: string }).path;

@@ -47,7 +47,7 @@ export type LoginOutcome =
 export interface AccountsService {
   createUser(
     input: CreateUserRequest,
-    options?: { rank?: Rank; skipInviteCode?: boolean; inTx?: (t: Tx) => void },
+    options?: { rank?: Rank; skipInviteCode?: boolean; inTx?: (t: Tx) => Promise<void> },
   ): Promise<{
     user: StoredUser;
     token: TokenDto;
@@ -55,18 +55,18 @@ export interface AccountsService {
   /** `remote` is the caller's address; wrong passwords from it are throttled per username. */
   login(input: LoginRequest, remote?: string): Promise<LoginOutcome>;
   /** The user whose live token this is, or null (unknown user, wrong or expired token, banned, warned). */
-  authenticate(userId: string, tokenContent: string): StoredUser | null;
+  authenticate(userId: string, tokenContent: string): Promise<StoredUser | null>;
   /** Unix seconds at which this live token expires (0 when it is not a live token of the user). */
-  tokenExpiry(userId: string, tokenContent: string): number;
+  tokenExpiry(userId: string, tokenContent: string): Promise<number>;
   /** Like authenticate, but throws the envelope's "Failed to authenticate user!" error. */
-  requireUser(userId: string, tokenContent: string, message?: string): StoredUser;
+  requireUser(userId: string, tokenContent: string, message?: string): Promise<StoredUser>;
   /** Like requireUser, and refuses (with `refusal`) a user ranked below `rank`. */
   requireRank(
     userId: string,
     tokenContent: string,
     rank: Rank,
     refusal: { code: ErrorCode; message: string; tokenMessage?: string },
-  ): StoredUser;
+  ): Promise<StoredUser>;
   logout(userId: string, tokenContent: string): Promise<boolean>;
   isBanned(user: StoredUser): boolean;
   privateView(user: StoredUser, currentToken: string | null): PrivateUserDto;
@@ -96,7 +96,7 @@ export function createAccountsService(
     localHosts: () => string[];
     inviteCodes: InviteCodes;
     /** Whether sign-up needs an invite code right now (a host setting the owner can change). */
-    requireInviteCode: () => boolean;
+    requireInviteCode: () => Promise<boolean>;
   },
 ): AccountsService {
   const { users, store, clock, ids, config, passwords, presence, events } = deps;
@@ -149,8 +149,8 @@ export function createAccountsService(
     return user.BanStatus.isBanned && user.BanStatus.BanEnd > unixSeconds(clock);
   }
 
-  function authenticate(userId: string, tokenContent: string): StoredUser | null {
-    const user = users.get(userId);
+  async function authenticate(userId: string, tokenContent: string): Promise<StoredUser | null> {
+    const user = await users.get(userId);
     if (!user) return null;
     if (!findToken(user, tokenContent)) return null;
     if (isBanned(user) || user.WarnStatus.isWarned) return null;
@@ -158,7 +158,7 @@ export function createAccountsService(
   }
 
   /** `t` given: the uniqueness checks read through the transaction (so a concurrent sign-up conflicts). */
-  function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean, t?: Tx): void {
+  async function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean, t?: Tx): Promise<void> {
     const fields: Record<string, string> = {};
     const usernameIssue = usernameProblem(input.username);
     if (usernameIssue) fields.username = `Username ${usernameIssue}`;
@@ -175,19 +175,21 @@ export function createAccountsService(
       throw new AppError(code, `Failed to create user! ${Object.values(fields).join('; ')}.`, fields);
     }
     const inTx = t ? UsersRepo.in(t) : null;
-    const nameTaken = inTx
+    const nameTaken = await (inTx
       ? inTx.find(BY_NAME, input.username.toLowerCase())
-      : users.byUsername(input.username);
-    const emailTaken = inTx ? inTx.find(BY_EMAIL, input.email.toLowerCase()) : users.byEmail(input.email);
+      : users.byUsername(input.username));
+    const emailTaken = await (inTx
+      ? inTx.find(BY_EMAIL, input.email.toLowerCase())
+      : users.byEmail(input.email));
     // Every problem at once, so a sign-up form can show them all together.
     const taken: Record<string, string> = {};
     if (nameTaken) taken.username = 'Username is taken';
     if (emailTaken) taken.email = 'Email is already used by another account';
     let inviteRefusal: AppError | null = null;
-    if (!skipInviteCode && deps.requireInviteCode()) {
+    if (!skipInviteCode && (await deps.requireInviteCode())) {
       try {
         // Configured codes and codes made on the Host screen alike; the use is recorded in the commit.
-        deps.inviteCodes.claim(t ?? null, input.inviteCode ?? '', null);
+        await deps.inviteCodes.claim(t ?? null, input.inviteCode ?? '', null);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         inviteRefusal = error;
@@ -218,19 +220,19 @@ export function createAccountsService(
     isBanned,
     authenticate,
 
-    tokenExpiry(userId, tokenContent) {
-      const user = users.get(userId);
+    async tokenExpiry(userId, tokenContent) {
+      const user = await users.get(userId);
       return user ? (findToken(user, tokenContent)?.dateExpire ?? 0) : 0;
     },
 
-    requireUser(userId, tokenContent, message = 'Failed to authenticate user!') {
-      const user = authenticate(userId, tokenContent);
+    async requireUser(userId, tokenContent, message = 'Failed to authenticate user!') {
+      const user = await authenticate(userId, tokenContent);
       if (!user) throw new AppError(ErrorCode.INVALID_TOKEN, message);
       return user;
     },
 
-    requireRank(userId, tokenContent, rank, refusal) {
-      const user = authenticate(userId, tokenContent);
+    async requireRank(userId, tokenContent, rank, refusal) {
+      const user = await authenticate(userId, tokenContent);
       if (!user)
         throw new AppError(ErrorCode.INVALID_TOKEN, refusal.tokenMessage ?? 'Failed to authenticate user!');
       if (user.Rank < rank) throw new AppError(refusal.code, refusal.message);
@@ -238,7 +240,7 @@ export function createAccountsService(
     },
 
     async createUser(input, options = {}) {
-      checkNewAccount(input, options.skipInviteCode ?? false);
+      await checkNewAccount(input, options.skipInviteCode ?? false);
       const hashed = await passwords.hash(input.password);
       const token = newToken('account-create');
       const user = newUserRecord({
@@ -250,13 +252,13 @@ export function createAccountsService(
         token: token.stored,
         now: unixSeconds(clock),
       });
-      const stored = await store.tx((t) => {
+      const stored = await store.tx(async (t) => {
         // Checked again in the commit: another sign-up may have taken the name while the password hashed.
-        checkNewAccount(input, options.skipInviteCode ?? false, t);
-        if (!options.skipInviteCode && deps.requireInviteCode()) {
-          deps.inviteCodes.claim(t, input.inviteCode ?? '', user.Id);
+        await checkNewAccount(input, options.skipInviteCode ?? false, t);
+        if (!options.skipInviteCode && (await deps.requireInviteCode())) {
+          await deps.inviteCodes.claim(t, input.inviteCode ?? '', user.Id);
         }
-        options.inTx?.(t);
+        await options.inTx?.(t);
         return UsersRepo.in(t).put(user.Id, user);
       });
       return { user: stored, token: token.dto };
@@ -273,7 +275,7 @@ export function createAccountsService(
           { LoginResult: LoginResult.Incorrect, retryAfter: wait },
         );
       }
-      const user = users.byUsername(input.username);
+      const user = await users.byUsername(input.username);
       if (!user) {
         await passwords.verifyDummy(input.password);
         await throttle.fail(throttleKey);
@@ -293,14 +295,15 @@ export function createAccountsService(
         if (!checkTotp(user.TwoFA.base32, input.twofacode, clock.now())) return { kind: 'incorrect2fa' };
       }
       const token = newToken(normaliseApp(input.app));
-      return store.tx((t): LoginOutcome => {
-        const current = UsersRepo.in(t).get(user.Id)!;
+      return store.tx(async (t): Promise<LoginOutcome> => {
+        const current = await UsersRepo.in(t).get(user.Id);
+        if (!current) throw incorrect();
         // A ban may have come while the password was checked.
         if (current.BanStatus.isBanned && current.BanStatus.BanEnd > now) {
           return { kind: 'banned', banStatus: { ...current.BanStatus } };
         }
         let warned: StoredUser['WarnStatus'] | null = null;
-        const updated = UsersRepo.in(t).update(user.Id, (draft) => {
+        const updated = await UsersRepo.in(t).update(user.Id, (draft) => {
           if (draft.BanStatus.isBanned) draft.BanStatus.isBanned = false;
           pruneTokens(draft);
           draft.AccountTokens.push(token.stored);
@@ -315,14 +318,14 @@ export function createAccountsService(
     },
 
     async logout(userId, tokenContent) {
-      const user = users.get(userId);
+      const user = await users.get(userId);
       if (!user) return false;
       if (!findToken(user, tokenContent)) return false;
-      return store.tx((t) => {
-        const current = UsersRepo.in(t).get(userId);
+      return store.tx(async (t) => {
+        const current = await UsersRepo.in(t).get(userId);
         const token = current && findToken(current, tokenContent);
         if (!token) return false;
-        UsersRepo.in(t).update(userId, (draft) => {
+        await UsersRepo.in(t).update(userId, (draft) => {
           draft.AccountTokens = draft.AccountTokens.filter((stored) => stored.hash !== token.hash);
         });
         t.afterCommit(() => events.emit('tokensRevoked', { userId }));
@@ -411,8 +414,8 @@ export function createAccountsService(
         throw new AppError(ErrorCode.INVALID_BIO, 'Failed to update bio! Check the marked fields.', fields);
       }
       const { Pronouns, ...rest } = input;
-      return store.tx((t) => {
-        const updated = UsersRepo.in(t).update(user.Id, (draft) => {
+      return store.tx(async (t) => {
+        const updated = await UsersRepo.in(t).update(user.Id, (draft) => {
           Object.assign(draft.Bio, rest);
           if (Pronouns === 'remove') delete draft.Bio.Pronouns;
           else if (Pronouns !== undefined) draft.Bio.Pronouns = pronounsFromIds(Pronouns);
@@ -430,8 +433,8 @@ export function createAccountsService(
         );
       }
       const secret = new Secret({ size: 20 });
-      await store.tx((t) => {
-        UsersRepo.in(t).update(user.Id, (draft) => {
+      await store.tx(async (t) => {
+        await UsersRepo.in(t).update(user.Id, (draft) => {
           draft.TwoFA = { base32: secret.base32 };
         });
       });
@@ -443,10 +446,10 @@ export function createAccountsService(
         throw new AppError(ErrorCode.TWO_FA_NOT_ENABLED, 'Invalid 2FA Code! Call enable2fa first.');
       const base32 = user.TwoFA.base32;
       if (!checkTotp(base32, code, clock.now())) return false;
-      return store.tx((t) => {
+      return store.tx(async (t) => {
         // The secret checked must still be the pending one (enable2fa may have run again meanwhile).
-        if (UsersRepo.in(t).get(user.Id)?.TwoFA?.base32 !== base32) return false;
-        UsersRepo.in(t).update(user.Id, (draft) => {
+        if ((await UsersRepo.in(t).get(user.Id))?.TwoFA?.base32 !== base32) return false;
+        await UsersRepo.in(t).update(user.Id, (draft) => {
           draft.is2FAVerified = true;
         });
         return true;
@@ -498,8 +501,8 @@ export function createAccountsService(
     },
 
     async remove2fa(user) {
-      await store.tx((t) => {
-        UsersRepo.in(t).update(user.Id, (draft) => {
+      await store.tx(async (t) => {
+        await UsersRepo.in(t).update(user.Id, (draft) => {
           draft.TwoFA = null;
           draft.is2FAVerified = false;
         });
@@ -514,8 +517,8 @@ export function createAccountsService(
         });
       }
       const hashed = await passwords.hash(newPassword);
-      await store.tx((t) => {
-        UsersRepo.in(t).update(user.Id, (draft) => {
+      await store.tx(async (t) => {
+        await UsersRepo.in(t).update(user.Id, (draft) => {
           draft.HashedPassword = hashed;
           // As the real server: a password change signs out every session.
           draft.AccountTokens = [];

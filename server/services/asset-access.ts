@@ -29,7 +29,7 @@ export interface MetaAsker {
  */
 export function createAssetAccess(deps: {
   clock: Clock;
-  assetTokens: Pick<AssetTokens, 'expiryOf'>;
+  assetTokens: Pick<AssetTokens, 'expiryOf' | 'expiryIn'>;
   presence: { usersAt(address: string): Iterable<string>; gameServersAt(address: string): string[] };
   instances: {
     hostsWorld(gameServerId: string, worldId: string): boolean;
@@ -75,8 +75,8 @@ export function createAssetAccess(deps: {
 
   return {
     /** The host handed `userId` the asset token `token` of `assetId` (if it is a live one, it counts until it expires). */
-    delivered(assetId: string, userId: string, token: string): void {
-      const until = assetTokens.expiryOf(assetId, token);
+    async delivered(assetId: string, userId: string, token: string): Promise<void> {
+      const until = await assetTokens.expiryOf(assetId, token);
       if (until === 0) return;
       sweep(unixSeconds(clock));
       let byUser = delivered.get(assetId);
@@ -88,7 +88,7 @@ export function createAssetAccess(deps: {
     mayUse(kind: 'avatar' | 'world', asset: AvatarMetaDto | WorldMetaDto, asker: MetaAsker): boolean {
       if (asset.Publicity === Publicity.Anyone) return true;
       if (asker.caller && userMayUse(kind, asset, asker.caller.Id)) return true;
-      if (asker.assetToken && assetTokens.expiryOf(asset.Id, asker.assetToken) > 0) return true;
+      if (asker.assetToken && assetTokens.expiryIn(asset, asker.assetToken) > 0) return true;
       if (!asker.address) return false;
       for (const userId of presence.usersAt(asker.address)) {
         if (userMayUse(kind, asset, userId)) return true;

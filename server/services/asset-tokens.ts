@@ -27,13 +27,13 @@ const MAX_TOKENS = 50;
 export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { uploads: UploadsService }) {
   const { clock, ids, uploads } = deps;
 
-  function assetOf(assetId: string): { kind: 'avatar' | 'world'; asset: WithTokens } | null {
+  async function assetOf(assetId: string): Promise<{ kind: 'avatar' | 'world'; asset: WithTokens } | null> {
     if (assetId.startsWith('avatar_')) {
-      const asset = uploads.avatar(assetId);
+      const asset = await uploads.avatar(assetId);
       return asset ? { kind: 'avatar', asset } : null;
     }
     if (assetId.startsWith('world_')) {
-      const asset = uploads.world(assetId);
+      const asset = await uploads.world(assetId);
       return asset ? { kind: 'world', asset } : null;
     }
     return null;
@@ -46,7 +46,7 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
 
   return {
     async add(caller: StoredUser, assetId: string): Promise<TokenDto> {
-      const found = assetOf(assetId);
+      const found = await assetOf(assetId);
       if (!found)
         throw new AppError(
           ErrorCode.CONTENT_NOT_FOUND,
@@ -76,7 +76,7 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
     },
 
     async remove(caller: StoredUser, assetId: string, assetToken: string): Promise<void> {
-      const found = assetOf(assetId);
+      const found = await assetOf(assetId);
       if (!found)
         throw new AppError(
           ErrorCode.CONTENT_NOT_FOUND,
@@ -96,21 +96,26 @@ export function createAssetTokens(deps: Pick<ServiceDeps, 'clock' | 'ids'> & { u
     },
 
     /** True when `token` is a live asset token of the avatar or world with id `assetId`. */
-    allows(assetId: string, token: string): boolean {
-      return expiryOf(assetId, token) > 0;
+    async allows(assetId: string, token: string): Promise<boolean> {
+      return (await expiryOf(assetId, token)) > 0;
     },
 
     /** When the live asset token `token` of `assetId` expires (Unix seconds); 0 when it is not one. */
     expiryOf,
+    expiryIn,
   };
 
-  function expiryOf(assetId: string, token: string): number {
-    const found = assetOf(assetId);
-    if (!found) return 0;
+  async function expiryOf(assetId: string, token: string): Promise<number> {
+    const found = await assetOf(assetId);
+    return found ? expiryIn(found.asset, token) : 0;
+  }
+
+  /** When the live asset token `token` of `asset` (as read) expires (Unix seconds); 0 when it is not one. */
+  function expiryIn(asset: WithTokens, token: string): number {
     const given = sha256(token);
     let expiry = 0;
     // Every stored token is compared, in constant time each: no early exit on a match.
-    for (const stored of live(found.asset)) {
+    for (const stored of live(asset)) {
       if (hashMatches(stored.hash, given)) expiry = stored.dateExpire;
     }
     return expiry;

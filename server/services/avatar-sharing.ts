@@ -31,7 +31,7 @@ export function createAvatarSharing(deps: {
 }) {
   const { users, presence, uploads, assetTokens } = deps;
   return {
-    share(fromUserId: string, args: Record<string, unknown>): ShareOutcome {
+    async share(fromUserId: string, args: Record<string, unknown>): Promise<ShareOutcome> {
       const str = (value: unknown): string => (typeof value === 'string' ? value : '');
       const asked = {
         targetUserId: str(args.targetUserId),
@@ -42,16 +42,16 @@ export function createAvatarSharing(deps: {
       if (!asked.targetUserId || !asked.avatarId || !asked.avatarToken)
         return refuse(ShareAvatarRefusal.INVALID_ARGS);
       if (asked.targetUserId === fromUserId) return refuse(ShareAvatarRefusal.SELF);
-      const target = users.get(asked.targetUserId);
+      const target = await users.get(asked.targetUserId);
       if (!target) return refuse(ShareAvatarRefusal.UNKNOWN_USER);
-      const avatar = uploads.avatar(asked.avatarId);
+      const avatar = await uploads.avatar(asked.avatarId);
       if (!avatar) return refuse(ShareAvatarRefusal.UNKNOWN_AVATAR);
       if (avatar.OwnerId !== fromUserId) return refuse(ShareAvatarRefusal.NOT_OWNER);
-      if (!assetTokens.allows(asked.avatarId, asked.avatarToken))
+      if (!(await assetTokens.allows(asked.avatarId, asked.avatarToken)))
         return refuse(ShareAvatarRefusal.INVALID_ASSET_TOKEN);
       if (target.BlockedUsers.includes(fromUserId)) return refuse(ShareAvatarRefusal.BLOCKED);
       if (!presence.isConnected(target.Id)) return refuse(ShareAvatarRefusal.OFFLINE);
-      deps.assetAccess?.delivered(asked.avatarId, target.Id, asked.avatarToken);
+      await deps.assetAccess?.delivered(asked.avatarId, target.Id, asked.avatarToken);
       return { ok: true, shared: { fromUserId, ...asked } };
     },
   };

@@ -25,7 +25,7 @@ export function createContentRemoval(deps: {
 
   return {
     async removeAsset(caller: StoredUser, kind: 'avatar' | 'world', id: string): Promise<void> {
-      const asset = kind === 'avatar' ? uploads.avatar(id) : uploads.world(id);
+      const asset = await (kind === 'avatar' ? uploads.avatar(id) : uploads.world(id));
       if (!asset)
         throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${kind}! It does not exist.`);
       if (asset.OwnerId === caller.Id) return uploads.removeOwnAsset(caller, kind, id);
@@ -39,7 +39,7 @@ export function createContentRemoval(deps: {
     },
 
     async removeFile(caller: StoredUser, fileId: string): Promise<void> {
-      const record = uploads.fileRecordById(fileId);
+      const record = await uploads.fileRecordById(fileId);
       if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to delete file! It does not exist.');
       if (record.UserId === caller.Id) return uploads.removeOwnFile(caller, fileId);
       requireModerator(caller, 'delete file');

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { HostConfig } from '../config.js';
 import type { HostStore } from '../store/seam.js';
-import type { UsersRepo } from '../store/users.js';
+import type { StoredUser, UsersRepo } from '../store/users.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SharedLimits } from './limits.js';
 
@@ -72,7 +72,7 @@ export interface HostEventMap {
   /** The social graph between two users changed. */
   socialChanged: [{ userIds: string[] }];
   /** One social action committed: `actorId` did `action` to `targetId` (server/socket/social-push.ts tells both). */
-  socialAction: [{ action: string; actorId: string; targetId: string }];
+  socialAction: [{ action: string; actor: StoredUser; target: StoredUser }];
   /** A game-server token was revoked: servers that used it must go. */
   gameServerTokenRevoked: [{ tokenId: string; remote?: boolean }];
 }

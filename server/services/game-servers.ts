@@ -8,6 +8,8 @@ import { hashMatches, sha256 } from './secrets.js';
 export type { GameServerTokenDto };
 
 export const GAME_SERVER_TOKENS = 'gameservertokens';
+/** Unique index of game-server tokens: the token's SHA-256 (hex). */
+const BY_HASH = 'hash';
 
 interface StoredGameServerToken {
   id: string;
@@ -25,26 +27,28 @@ export function createGameServerTokens(
   const { store, clock, ids, config, events } = deps;
   const tokens: Collection<StoredGameServerToken> =
     store.collection<StoredGameServerToken>(GAME_SERVER_TOKENS);
+  tokens.addIndex(BY_HASH, (stored) => stored.hash);
 
   return {
     /** The id of the token that matches (`config` for one from the configuration), or null. */
-    verify(token: unknown): string | null {
+    async verify(token: unknown): Promise<string | null> {
       if (typeof token !== 'string' || token.length === 0 || token.length > 512) return null;
       const given = sha256(token);
       let found: string | null = null;
       for (const configured of config.gameServerTokens) {
         if (hashMatches(sha256(configured).toString('hex'), given)) found = 'config';
       }
-      for (const stored of tokens.values()) {
-        if (hashMatches(stored.hash, given)) found = stored.id;
-      }
+      // Looked up by the token's SHA-256: the lookup's timing says nothing about the token.
+      const stored = await tokens.find(BY_HASH, given.toString('hex'));
+      if (stored && hashMatches(stored.hash, given)) found = stored.id;
       return found;
     },
 
-    list(): GameServerTokenDto[] {
-      return [...tokens.values()]
-        .map(({ id, label, createdAt, createdBy }) => ({ id, label, createdAt, createdBy }))
-        .sort((a, b) => b.createdAt - a.createdAt);
+    async list(): Promise<GameServerTokenDto[]> {
+      const all: GameServerTokenDto[] = [];
+      for await (const { id, label, createdAt, createdBy } of tokens.scan())
+        all.push({ id, label, createdAt, createdBy });
+      return all.sort((a, b) => b.createdAt - a.createdAt);
     },
 
     async add(label: string, createdBy: string): Promise<{ token: string; record: GameServerTokenDto }> {
@@ -62,13 +66,13 @@ export function createGameServerTokens(
     },
 
     async revoke(id: string): Promise<void> {
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         const repo = t.repo<StoredGameServerToken>(GAME_SERVER_TOKENS);
-        if (!repo.get(id))
+        if (!(await repo.has(id)))
           throw new AppError(ErrorCode.NOT_FOUND, 'No game-server token has that id.', {
             tokenId: 'not found',
           });
-        repo.remove(id);
+        await repo.remove(id);
         t.afterCommit(() => events.emit('gameServerTokenRevoked', { tokenId: id }));
       });
     },

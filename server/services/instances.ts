@@ -24,6 +24,8 @@ interface PendingRequest {
 }
 
 type Args = Record<string, unknown>;
+/** Users by id, read once for the checks of one request. */
+type People = ReadonlyMap<string, StoredUser>;
 
 /**
  * The other host processes of a community (issue 15): an instance lives in the process its game server is
@@ -62,7 +64,7 @@ export function createInstancesService(
   deps: Pick<ServiceDeps, 'users' | 'ids' | 'config'> & {
     notifier: Notifier;
     gameServers: GameServerNotifier;
-    world: (id: string) => WorldMetaDto | undefined;
+    world: (id: string) => Promise<WorldMetaDto | undefined>;
     invites: InvitesService;
     requestTimeoutMs: number;
     /** Called when an instance of a world opens (popularity counts it). */
@@ -131,8 +133,18 @@ export function createInstancesService(
     return owner?.Friends.includes(userId) ?? false;
   }
 
-  /** Who may join (reference 8.6). */
-  function welcome(instance: InstanceMeta, userId: string): InstanceRefusal | null {
+  /** The users whose friend lists decide who may join or invite to these instances, and `extra` ones. */
+  async function peopleFor(list: readonly InstanceMeta[], extra: readonly string[]): Promise<People> {
+    const ids = new Set(extra);
+    for (const instance of list) {
+      ids.add(instance.InstanceCreatorId);
+      for (const id of instance.ConnectedUsers) ids.add(id);
+    }
+    return new Map((await users.getMany([...ids])).map((user) => [user.Id, user]));
+  }
+
+  /** Who may join (reference 8.6); `people` holds the creator and those connected (peopleFor). */
+  function welcome(instance: InstanceMeta, userId: string, people: People): InstanceRefusal | null {
     if (instance.InstanceCreatorId === userId || instance.Moderators.includes(userId)) return null;
     if (instance.BannedUsers.includes(userId)) return InstanceRefusal.BANNED_FROM_INSTANCE;
     switch (instance.InstancePublicity) {
@@ -141,12 +153,12 @@ export function createInstancesService(
       case InstancePublicity.OpenRequest:
         return instance.InvitedUsers.includes(userId) ? null : InstanceRefusal.NOT_WELCOME;
       case InstancePublicity.Friends:
-        return isFriendOf(users.get(instance.InstanceCreatorId), userId) ||
+        return isFriendOf(people.get(instance.InstanceCreatorId), userId) ||
           instance.InvitedUsers.includes(userId)
           ? null
           : InstanceRefusal.NOT_WELCOME;
       case InstancePublicity.Acquaintances:
-        return instance.ConnectedUsers.some((id) => isFriendOf(users.get(id), userId)) ||
+        return instance.ConnectedUsers.some((id) => isFriendOf(people.get(id), userId)) ||
           instance.InvitedUsers.includes(userId)
           ? null
           : InstanceRefusal.NOT_WELCOME;
@@ -156,7 +168,7 @@ export function createInstancesService(
   }
 
   /** Who may invite whom (reference canUserInvite, without its index-0 bug). */
-  function mayInvite(instance: InstanceMeta, targetId: string, senderId: string): boolean {
+  function mayInvite(instance: InstanceMeta, targetId: string, senderId: string, people: People): boolean {
     if (instance.InstanceCreatorId === senderId) return true;
     switch (instance.InstancePublicity) {
       case InstancePublicity.ClosedRequest:
@@ -166,9 +178,9 @@ export function createInstancesService(
       case InstancePublicity.OpenRequest:
         return instance.ConnectedUsers.includes(senderId);
       case InstancePublicity.Friends:
-        return isFriendOf(users.get(instance.InstanceCreatorId), targetId);
+        return isFriendOf(people.get(instance.InstanceCreatorId), targetId);
       case InstancePublicity.Acquaintances:
-        return isFriendOf(users.get(senderId), targetId);
+        return isFriendOf(people.get(senderId), targetId);
       default:
         return true;
     }
@@ -216,14 +228,17 @@ export function createInstancesService(
       userId: string,
       args: Args,
       targetConnected: (userId: string) => boolean,
-    ): void {
+    ): Promise<void> {
       runningForwarded = true;
+      // `forwarded` is asked synchronously at the start of each op, while the flag is set.
+      let done: Promise<void> | void;
       try {
-        if (op === 'sendInvite') service.sendInvite(userId, args, targetConnected);
-        else service[op](userId, args);
+        done =
+          op === 'sendInvite' ? service.sendInvite(userId, args, targetConnected) : service[op](userId, args);
       } finally {
         runningForwarded = false;
       }
+      return Promise.resolve(done);
     },
 
     isInWorld(userId: string): boolean {
@@ -270,12 +285,12 @@ export function createInstancesService(
       return false;
     },
 
-    requestNew(userId: string, args: Args): void {
+    async requestNew(userId: string, args: Args): Promise<void> {
       if (forwarded('requestNew', userId, args)) return;
       const fail = (reason: InstanceRefusal) =>
         notifier.send(userId, 'failedtocreatetemporaryinstance', { reason });
       const worldId = str(args.worldId);
-      const world = worldId ? deps.world(worldId) : undefined;
+      const world = worldId ? await deps.world(worldId) : undefined;
       if (!worldId || !world) return fail(InstanceRefusal.UNKNOWN_WORLD);
       if (world.OwnerId !== userId && world.Publicity !== Publicity.Anyone)
         return fail(InstanceRefusal.NOT_ALLOWED);
@@ -411,10 +426,12 @@ export function createInstancesService(
       broadcastUpdate(instance);
     },
 
-    join(userId: string, args: Args): void {
+    async join(userId: string, args: Args): Promise<void> {
       if (forwarded('join', userId, args)) return;
       const gameServerId = str(args.gameServerId);
       const instanceId = str(args.instanceId);
+      const asked = instanceId ? instances.get(instanceId) : undefined;
+      const people = await peopleFor(asked ? [asked] : [], []);
       const fail = (reason: InstanceRefusal) =>
         notifier.send(userId, 'failedtojoininstance', {
           gameServerId: gameServerId ?? '',
@@ -428,7 +445,7 @@ export function createInstancesService(
       }
       if (!instance.Readied) return fail(InstanceRefusal.NOT_READY);
       if (instance.ConnectedUsers.includes(userId)) return fail(InstanceRefusal.ALREADY_IN_INSTANCE);
-      const refusal = welcome(instance, userId);
+      const refusal = welcome(instance, userId, people);
       if (refusal) return fail(refusal);
       addMember(instance, userId);
       const token = tempToken();
@@ -479,11 +496,20 @@ export function createInstancesService(
     },
 
     /** sendinvite with the 1.4.1 rules; answering an invite request marks it answered. */
-    sendInvite(senderId: string, args: Args, targetConnected: (userId: string) => boolean): void {
+    async sendInvite(
+      senderId: string,
+      args: Args,
+      targetConnected: (userId: string) => boolean,
+    ): Promise<void> {
       if (forwarded('sendInvite', senderId, args)) return;
       const targetUserId = str(args.targetUserId);
       const gameServerId = str(args.gameServerId);
       const instanceId = str(args.toInstanceId ?? args.instanceId);
+      const asked = instanceId ? instances.get(instanceId) : undefined;
+      const people = await peopleFor(asked ? [asked] : [], [
+        senderId,
+        ...(targetUserId ? [targetUserId] : []),
+      ]);
       const fail = (reason: InstanceRefusal) =>
         notifier.send(senderId, 'failedtosendinvite', {
           targetUserId: targetUserId ?? '',
@@ -491,7 +517,7 @@ export function createInstancesService(
           reason,
         });
       if (!targetUserId || !gameServerId || !instanceId) return fail(InstanceRefusal.INVALID_ARGS);
-      const target = users.get(targetUserId);
+      const target = people.get(targetUserId);
       if (!target) return fail(InstanceRefusal.UNKNOWN_USER);
       const instance = instances.get(instanceId);
       if (!instance || instance.GameServerId !== gameServerId || !gameServers.hasGameServer(gameServerId)) {
@@ -502,7 +528,7 @@ export function createInstancesService(
       if (!targetConnected(target.Id) || target.Bio.Status === Status.Offline)
         return fail(InstanceRefusal.OFFLINE);
       if (target.Bio.Status === Status.DoNotDisturb) return fail(InstanceRefusal.DO_NOT_DISTURB);
-      if (!mayInvite(instance, target.Id, senderId)) return fail(InstanceRefusal.NOT_ALLOWED);
+      if (!mayInvite(instance, target.Id, senderId, people)) return fail(InstanceRefusal.NOT_ALLOWED);
       if (!instance.InvitedUsers.includes(target.Id)) {
         instance.InvitedUsers.push(target.Id);
         cluster?.changed(instance);
@@ -543,8 +569,10 @@ export function createInstancesService(
     },
 
     /** POST instances: the instances this user may join. */
-    safeInstancesFor(userId: string): SafeInstance[] {
-      return [...everyInstance()].filter((i) => i.Readied && welcome(i, userId) === null).map(safe);
+    async safeInstancesFor(userId: string): Promise<SafeInstance[]> {
+      const readied = [...everyInstance()].filter((i) => i.Readied);
+      const people = await peopleFor(readied, []);
+      return readied.filter((i) => welcome(i, userId, people) === null).map(safe);
     },
 
     /** GET instances/:worldid: the world's Anyone instances. */

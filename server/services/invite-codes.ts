@@ -9,6 +9,8 @@ import { hashMatches, sha256 } from './secrets.js';
 export type { InviteCodeDto };
 
 export const INVITE_CODES = 'invitecodes';
+/** Unique index of invite codes: the code's SHA-256 (hex). */
+const BY_HASH = 'hash';
 
 interface StoredInviteCode {
   id: string;
@@ -30,6 +32,7 @@ interface StoredInviteCode {
 export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids' | 'config'>) {
   const { store, clock, ids, config } = deps;
   const codes: Collection<StoredInviteCode> = store.collection<StoredInviteCode>(INVITE_CODES);
+  codes.addIndex(BY_HASH, (code) => code.hash);
 
   function maxUsesOf(code: StoredInviteCode): number {
     return code.maxUses ?? (code.singleUse ? 1 : 0);
@@ -50,19 +53,18 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
       active: usable(code, unixSeconds(clock)),
     };
   }
-  function find(code: string): StoredInviteCode | undefined {
+  /** The code's record: looked up by its SHA-256, so the lookup's timing says nothing about the code. */
+  async function find(t: Tx | null, code: string): Promise<StoredInviteCode | undefined> {
     const given = sha256(code);
-    let found: StoredInviteCode | undefined;
-    for (const stored of codes.values()) {
-      if (hashMatches(stored.hash, given)) found = stored;
-    }
-    return found;
+    const key = given.toString('hex');
+    const stored = await (t ? t.repo<StoredInviteCode>(INVITE_CODES) : codes).find(BY_HASH, key);
+    return stored && hashMatches(stored.hash, given) ? stored : undefined;
   }
 
   return {
     /** Whether sign-up needs an invite code now: the owner's setting, else the configuration. */
-    required(): boolean {
-      return hostSettings(store).requireInviteCode ?? config.requireInviteCode;
+    async required(): Promise<boolean> {
+      return (await hostSettings(store)).requireInviteCode ?? config.requireInviteCode;
     },
     /** The owner's choice of whether sign-up needs an invite code (it overrides the configuration). */
     async setRequired(requireInviteCode: boolean): Promise<void> {
@@ -72,11 +74,10 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
      * Checks `code` for a sign-up; returns the change that records its use (to commit with the new user), or
      * null for a code from the host configuration. Throws when the code cannot be used.
      */
-    claim(t: Tx | null, code: string, userId: string | null): void {
+    async claim(t: Tx | null, code: string, userId: string | null): Promise<void> {
       if (code !== '' && config.globalInviteCodes.includes(code)) return;
-      const found = code === '' ? undefined : find(code);
       // Inside a transaction the newest version counts (two sign-ups racing for a single-use code).
-      const stored = found && t ? t.repo<StoredInviteCode>(INVITE_CODES).get(found.id) : found;
+      const stored = code === '' ? undefined : await find(t, code);
       const now = unixSeconds(clock);
       if (!stored || !usable(stored, now)) {
         const why = !stored
@@ -96,7 +97,7 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
       }
       // No transaction or user only checks the code, e.g. before spending time on hashing a password.
       if (t === null || userId === null) return;
-      t.repo<StoredInviteCode>(INVITE_CODES).update(stored.id, (draft) => {
+      await t.repo<StoredInviteCode>(INVITE_CODES).update(stored.id, (draft) => {
         draft.uses.push({ userId, at: now });
       });
     },
@@ -126,18 +127,20 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
     },
 
     async revoke(id: string): Promise<void> {
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         const repo = t.repo<StoredInviteCode>(INVITE_CODES);
-        if (!repo.get(id))
+        if (!(await repo.has(id)))
           throw new AppError(ErrorCode.NOT_FOUND, 'No invite code has that id.', { codeId: 'not found' });
-        repo.update(id, (draft) => {
+        await repo.update(id, (draft) => {
           draft.revoked = true;
         });
       });
     },
 
-    list(): InviteCodeDto[] {
-      return [...codes.values()].map(dto).sort((a, b) => b.createdAt - a.createdAt);
+    async list(): Promise<InviteCodeDto[]> {
+      const all: InviteCodeDto[] = [];
+      for await (const code of codes.scan()) all.push(dto(code));
+      return all.sort((a, b) => b.createdAt - a.createdAt);
     },
   };
 }

@@ -36,6 +36,8 @@ const IMPORT_BATCH = 5000;
 /** The log is compacted once it holds this many lines and more than COMPACT_RATIO times the live requests. */
 const COMPACT_MIN_LINES = 1000;
 const COMPACT_RATIO = 3;
+/** Usernames the invites service keeps (they never change once an account exists). */
+const NAME_CACHE_MAX = 10_000;
 
 interface StoredInviteRequest {
   requestId: string;
@@ -268,30 +270,43 @@ export async function openInvitesService(
     }
   }
 
-  /**
-   * Friend lists as sets, rebuilt when the list object changes (the social service replaces it). The set holds
-   * each friend's own `Id` string where that user exists: a lookup by a user record's `Id` then matches by
-   * identity instead of comparing two copies of the id character by character (half the cost of the check, with
-   * a thousand friends).
-   */
-  const friendSets = new WeakMap<string[], Set<string>>();
-  function isFriend(user: { Friends: string[] }, otherId: string): boolean {
+  /** Friend lists as sets, rebuilt when the list object changes (records are frozen; a change is a new list). */
+  const friendSets = new WeakMap<readonly string[], Set<string>>();
+  function isFriend(user: { Friends: readonly string[] }, otherId: string): boolean {
     if (user.Friends.length < 16) return user.Friends.includes(otherId);
     let set = friendSets.get(user.Friends);
     if (!set) {
-      set = new Set();
-      for (const id of user.Friends) set.add(users.get(id)?.Id ?? id);
+      set = new Set(user.Friends);
       friendSets.set(user.Friends, set);
     }
     return set.has(otherId);
   }
 
-  function view(stored: StoredInviteRequest, toUserId: string, now: number): InviteRequestDto {
+  /**
+   * Usernames by id, for the views below. A username never changes once an account exists, so names once read
+   * stay right; the cache is bounded and starts over when full.
+   */
+  const knownNames = new Map<string, string>();
+  async function namesOf(ids: Iterable<string>): Promise<ReadonlyMap<string, string>> {
+    const missing = [...new Set(ids)].filter((id) => !knownNames.has(id));
+    if (missing.length > 0) {
+      if (knownNames.size + missing.length > NAME_CACHE_MAX) knownNames.clear();
+      for (const user of await users.getMany(missing)) knownNames.set(user.Id, user.Username);
+    }
+    return knownNames;
+  }
+
+  function view(
+    stored: StoredInviteRequest,
+    toUserId: string,
+    now: number,
+    names: ReadonlyMap<string, string>,
+  ): InviteRequestDto {
     const expired = stored.state === 'new' || stored.state === 'seen' ? now >= stored.expiresAt : false;
     return {
       requestId: stored.requestId,
       fromUserId: stored.fromUserId,
-      fromUsername: users.get(stored.fromUserId)?.Username ?? '',
+      fromUsername: names.get(stored.fromUserId) ?? '',
       toUserId,
       sentAt: stored.sentAt,
       expiresAt: stored.expiresAt,
@@ -301,27 +316,41 @@ export async function openInvitesService(
   }
 
   /** Tells the sender's sockets the request's new state (seen, answered, dismissed, expired). */
-  function notifySender(stored: StoredInviteRequest, to: string, now: number): void {
+  function notifySender(
+    stored: StoredInviteRequest,
+    to: string,
+    now: number,
+    names: ReadonlyMap<string, string>,
+  ) {
     notifier.send(stored.fromUserId, ServerMessage.sentInviteRequestUpdated, {
-      request: sentView(stored, to, now),
+      request: sentView(stored, to, now, names),
     });
   }
 
-  function sentView(stored: StoredInviteRequest, to: string, now: number): SentInviteRequestDto {
-    return { ...view(stored, to, now), toUsername: users.get(to)?.Username ?? '' };
+  function sentView(
+    stored: StoredInviteRequest,
+    to: string,
+    now: number,
+    names: ReadonlyMap<string, string>,
+  ): SentInviteRequestDto {
+    return { ...view(stored, to, now, names), toUsername: names.get(to) ?? '' };
   }
 
   /** Pushes "expired" to the senders of requests that just ran out unanswered. */
-  function sweepExpired(now: number): void {
+  async function sweepExpired(now: number): Promise<void> {
+    const expired: Array<{ to: string; stored: StoredInviteRequest }> = [];
     while (expiringHead < expiring.length && expiring[expiringHead]!.stored.expiresAt <= now) {
-      const { to, stored } = expiring[expiringHead++]!;
-      if ((stored.state === 'new' || stored.state === 'seen') && !unsaved.has(stored))
-        notifySender(stored, to, now);
+      const item = expiring[expiringHead++]!;
+      if ((item.stored.state === 'new' || item.stored.state === 'seen') && !unsaved.has(item.stored))
+        expired.push(item);
     }
     if (expiringHead > 1024 && expiringHead * 2 > expiring.length) {
       expiring.splice(0, expiringHead);
       expiringHead = 0;
     }
+    if (expired.length === 0) return;
+    const names = await namesOf(expired.flatMap(({ to, stored }) => [to, stored.fromUserId]));
+    for (const { to, stored } of expired) notifySender(stored, to, now, names);
   }
 
   return {
@@ -330,8 +359,7 @@ export async function openInvitesService(
       if (typeof targetUserId !== 'string' || targetUserId.length === 0 || targetUserId.length > 200) {
         return { ok: false, reason: InviteRefusal.INVALID_ARGS };
       }
-      const sender = users.get(senderId);
-      const target = users.get(targetUserId);
+      const [sender, target] = await Promise.all([users.get(senderId), users.get(targetUserId)]);
       if (!sender || !target) return { ok: false, reason: InviteRefusal.UNKNOWN_USER };
       if (target.Id === sender.Id) return { ok: false, reason: InviteRefusal.SELF };
       // Blocks end friendships, so a block shows as NOT_FRIENDS: the sender never learns they were blocked.
@@ -397,22 +425,25 @@ export async function openInvitesService(
     },
 
     /** The requests the user sent (kept while their target keeps them), newest first, with their state. */
-    sent(userId: string): SentInviteRequestDto[] {
+    async sent(userId: string): Promise<SentInviteRequestDto[]> {
       const now = unixSeconds(clock);
       const outbox = outboxes.get(userId) ?? [];
+      const names = await namesOf([userId, ...outbox.map((item) => item.to)]);
       const out: SentInviteRequestDto[] = [];
-      for (let i = outbox.length - 1; i >= 0; i--) out.push(sentView(outbox[i]!.stored, outbox[i]!.to, now));
+      for (let i = outbox.length - 1; i >= 0; i--)
+        out.push(sentView(outbox[i]!.stored, outbox[i]!.to, now, names));
       return out;
     },
 
     /** The user's received requests, newest first. */
-    list(userId: string, filter?: { state?: InviteRequestState }): InviteRequestDto[] {
+    async list(userId: string, filter?: { state?: InviteRequestState }): Promise<InviteRequestDto[]> {
       const now = unixSeconds(clock);
       const inbox = inboxes.get(userId);
       if (!inbox) return [];
+      const names = await namesOf(inbox.map((stored) => stored.fromUserId));
       const out: InviteRequestDto[] = [];
       for (let i = inbox.length - 1; i >= 0; i--) {
-        const dto = view(inbox[i]!, userId, now);
+        const dto = view(inbox[i]!, userId, now, names);
         if (!filter?.state || dto.state === filter.state) out.push(dto);
       }
       return out;
@@ -428,9 +459,10 @@ export async function openInvitesService(
       const now = unixSeconds(clock);
       // Seen never downgrades an answered or dismissed request.
       if (!(state === 'seen' && stored.state !== 'new')) await changeState(userId, stored, state, now);
-      const dto = view(stored, userId, now);
+      const names = await namesOf([userId, stored.fromUserId]);
+      const dto = view(stored, userId, now, names);
       notifier.send(userId, ServerMessage.inviteRequestUpdated, { request: dto });
-      notifySender(stored, userId, now);
+      notifySender(stored, userId, now, names);
       return dto;
     },
 
@@ -445,8 +477,11 @@ export async function openInvitesService(
         if (stored.fromUserId !== fromUserId) continue;
         if ((stored.state === 'new' || stored.state === 'seen') && now < stored.expiresAt) {
           await changeState(ownerId, stored, 'answered', now);
-          notifier.send(ownerId, ServerMessage.inviteRequestUpdated, { request: view(stored, ownerId, now) });
-          notifySender(stored, ownerId, now);
+          const names = await namesOf([ownerId, stored.fromUserId]);
+          notifier.send(ownerId, ServerMessage.inviteRequestUpdated, {
+            request: view(stored, ownerId, now, names),
+          });
+          notifySender(stored, ownerId, now, names);
         }
         return;
       }
@@ -458,13 +493,13 @@ export async function openInvitesService(
      */
     async upgradeLegacyInboxes(): Promise<void> {
       const legacy = store.collection<LegacyInbox>(LEGACY_INVITE_INBOXES);
-      if (legacy.size === 0) return;
+      if ((await legacy.count()) === 0) return;
       // Into the log first; a crash before the old records go only repeats this (known ids are skipped).
       const moved: Array<Promise<void>> = [];
       const emptied: string[] = [];
       const known = new Set<string>();
       for (const inbox of inboxes.values()) for (const request of inbox) known.add(request.requestId);
-      for (const inbox of [...legacy.values()]) {
+      for await (const inbox of legacy.scan()) {
         for (const old of inbox.requests) {
           if (known.has(old.requestId)) continue;
           known.add(old.requestId);
@@ -474,9 +509,9 @@ export async function openInvitesService(
         emptied.push(inbox.userId);
       }
       await Promise.all(moved);
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         const repo = t.repo<LegacyInbox>(LEGACY_INVITE_INBOXES);
-        for (const userId of emptied) repo.remove(userId);
+        for (const userId of emptied) await repo.remove(userId);
       });
     },
 
@@ -554,7 +589,9 @@ export async function openInvitesService(
 
     /** Tells senders of requests that just expired; called from the heartbeat. */
     sweep(): void {
-      sweepExpired(unixSeconds(clock));
+      sweepExpired(unixSeconds(clock)).catch((error: unknown) =>
+        deps.onBackgroundError?.(error, 'telling senders of expired invite requests'),
+      );
     },
   };
 }

@@ -70,9 +70,9 @@ export const logKeyOf = (entry: ModerationLogEntry): LogKey => ({
 /** Deletes uploaded content inside a moderation commit; provided by the uploads service. */
 export interface ContentRemover {
   /** Stages the removal in `t`; the files to delete once it is durable, or null when there is no such asset. */
-  deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): StoredFile[] | null;
+  deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): Promise<StoredFile[] | null>;
   /** Stages removing `ownerId`'s file `fileId` (refusing one in use); null when there is no such file. */
-  deleteFileIn(t: Tx, fileId: string, ownerId: string): StoredFile[] | null;
+  deleteFileIn(t: Tx, fileId: string, ownerId: string): Promise<StoredFile[] | null>;
   removeFiles(files: StoredFile[]): Promise<void>;
 }
 
@@ -348,13 +348,13 @@ export function createModerationService(
 
       return onTarget(targetUserId, async () => {
         // The action, its effect and its log entry are one commit: all of them or none.
-        const { entry, doomed } = await store.tx((t) => {
+        const { entry, doomed, state } = await store.tx(async (t) => {
           const repo = UsersRepo.in(t);
-          const target = repo.get(targetUserId);
+          const target = await repo.get(targetUserId);
           if (!target)
             fail(ErrorCode.USER_NOT_FOUND, 'Could not find user!', { targetUserId: 'no user has that id' });
           // The caller as of this commit: a rank lowered meanwhile counts.
-          const acting = repo.get(caller.Id) ?? caller;
+          const acting = (await repo.get(caller.Id)) ?? caller;
           if (target.Id === acting.Id) fail(ErrorCode.CANNOT_MODERATE_SELF, 'You cannot moderate yourself.');
           if (acting.Rank < Rank.Moderator) {
             fail(
@@ -384,8 +384,9 @@ export function createModerationService(
             after,
           };
           let doomed: StoredFile[] | null = null;
+          let changed: StoredUser = target;
           if (known === 'deletefile') {
-            doomed = deps.content?.deleteFileIn(t, fields.fileId as string, target.Id) ?? null;
+            doomed = (await deps.content?.deleteFileIn(t, fields.fileId as string, target.Id)) ?? null;
             if (!doomed) {
               fail(
                 ErrorCode.FILE_NOT_FOUND,
@@ -394,11 +395,11 @@ export function createModerationService(
             }
           } else if (known === 'deleteavatar' || known === 'deleteworld') {
             doomed =
-              deps.content?.deleteAssetIn(
+              (await deps.content?.deleteAssetIn(
                 t,
                 known === 'deleteavatar' ? 'avatar' : 'world',
                 (known === 'deleteavatar' ? fields.avatarId : fields.worldId) as string,
-              ) ?? null;
+              )) ?? null;
             if (!doomed) {
               fail(
                 ErrorCode.CONTENT_NOT_FOUND,
@@ -406,16 +407,16 @@ export function createModerationService(
               );
             }
           } else {
-            repo.update(target.Id, (draft) => applyState(draft, after, known));
+            changed = await repo.update(target.Id, (draft) => applyState(draft, after, known));
           }
           t.append(MODERATION_LOG, entry);
           if (known === 'banuser' || known === 'warnuser') {
             t.afterCommit(() => events.emit('tokensRevoked', { userId: target.Id }));
           }
-          return { entry, doomed };
+          return { entry, doomed, state: stateOf(changed) };
         });
         if (doomed) await deps.content?.removeFiles(doomed);
-        return { action: known, state: stateOf(users.get(targetUserId)!), entry };
+        return { action: known, state, entry };
       });
     },
 
@@ -455,11 +456,11 @@ export function createModerationService(
       recent = 5,
     ): Promise<Array<ModerationState & { RecentActions: ModerationLogEntry[] }>> {
       const found: StoredUser[] = [];
-      const exact = users.get(query.trim());
+      const exact = await users.get(query.trim());
       if (exact) found.push(exact);
       else {
         const prefix = query.trim().toLowerCase();
-        for (const user of users.values()) {
+        for await (const user of users.scan()) {
           if (user.Username.toLowerCase().startsWith(prefix)) found.push(user);
         }
         found.sort((a, b) => a.Username.localeCompare(b.Username));

@@ -11,7 +11,7 @@ import type { AccountsService } from './accounts.js';
  */
 export function createPasswordAdmin(deps: {
   accounts: Pick<AccountsService, 'changePassword' | 'confirmIdentity'>;
-  users: { get(id: string): StoredUser | undefined };
+  users: { get(id: string): Promise<StoredUser | undefined> };
 }) {
   const { accounts, users } = deps;
   return {
@@ -29,7 +29,7 @@ export function createPasswordAdmin(deps: {
       if (actor.Rank < Rank.Admin) {
         throw new AppError(ErrorCode.FORBIDDEN, 'Invalid permissions! This is for admins and the owner.');
       }
-      const target = users.get(targetUserId);
+      const target = await users.get(targetUserId);
       if (!target) {
         throw new AppError(ErrorCode.USER_NOT_FOUND, 'No user has that id.', {
           targetUserId: 'No user has that id',

@@ -42,22 +42,34 @@ function sum(buckets: Record<string, number>, from: number): number {
   return total;
 }
 
+/** Adds the counts of `delta` to `into`, dropping buckets older than `keepFrom`. */
+function add(into: Record<string, number>, delta: Record<string, number>, keepFrom: number): void {
+  for (const [key, count] of Object.entries(delta)) into[key] = (into[key] ?? 0) + count;
+  for (const key of Object.keys(into)) if (Number(key) < keepFrom) delete into[key];
+}
+
+function emptyRecord(id: string, kind: 'avatar' | 'world'): Record_ {
+  return { id, kind, five: {}, hours: {}, days: {} };
+}
+
 /**
  * Popularity (issue 8): counted when a public avatar or world build is downloaded and when an instance of a world
  * opens. Counts are not acknowledged client data, so they are saved in batches (every few seconds), not per hit.
+ * Each host adds what it counted since its last save to the stored counts (several hosts count the same asset), and
+ * ranks from the stored counts it last read plus its own unsaved ones.
  */
 export function createPopularityService(
   deps: Pick<ServiceDeps, 'store' | 'clock'> & {
-    isPublic: (kind: 'avatar' | 'world', id: string) => boolean;
+    isPublic: (kind: 'avatar' | 'world', id: string) => Promise<boolean>;
   },
 ) {
   const { store, clock } = deps;
-  // Usage counts change on every instance opened: they are counted in memory (a working copy of the stored
-  // records) and written every few seconds; a crash loses at most those seconds of counting, nothing acknowledged.
+  // Usage counts change on every instance opened: they are counted in memory and added to the stored records every
+  // few seconds; a crash loses at most those seconds of counting, nothing acknowledged.
   const records = new Map<string, Record_>();
-  for (const record of store.collection<Record_>(POPULARITY).values())
-    records.set(record.id, structuredClone(record));
-  const dirty = new Set<string>();
+  /** What this host counted since its last save, per asset. */
+  const unsaved = new Map<string, Record_>();
+  const forgotten = new Set<string>();
   const rankings = new Map<string, { at: number; list: PopularityDto[]; pages: Map<string, string> }>();
 
   function view(record: Record_, now: number): PopularityDto {
@@ -71,70 +83,116 @@ export function createPopularityService(
     };
   }
 
+  function count(record: Record_, now: number): void {
+    bump(record.five, now - (now % (5 * MINUTE)), now - 2 * HOUR);
+    bump(record.hours, now - (now % HOUR), now - 2 * DAY);
+    bump(record.days, now - (now % DAY), now - 366 * DAY);
+  }
+
+  /** `stored` with `delta` added, old buckets dropped. */
+  function merged(stored: Record_, delta: Record_, now: number): Record_ {
+    const next = structuredClone(stored);
+    add(next.five, delta.five, now - 2 * HOUR);
+    add(next.hours, delta.hours, now - 2 * DAY);
+    add(next.days, delta.days, now - 366 * DAY);
+    return next;
+  }
+
+  async function ranking(kind: 'avatar' | 'world', window: (typeof POPULARITY_WINDOWS)[number], now: number) {
+    const list: PopularityDto[] = [];
+    for (const record of records.values()) {
+      if (record.kind !== kind) continue;
+      const shown = view(record, now);
+      if (shown[window].Usages > 0 && (await deps.isPublic(kind, record.id))) list.push(shown);
+    }
+    return list.sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
+  }
+
   return {
+    /** Reads the stored counts (at start). */
+    async init(): Promise<void> {
+      for await (const record of store.collection<Record_>(POPULARITY).scan())
+        records.set(record.id, structuredClone(record));
+    },
+
     use(kind: 'avatar' | 'world', id: string): void {
       const now = Math.floor(clock.now() / 1000);
-      const record = records.get(id) ?? { id, kind, five: {}, hours: {}, days: {} };
-      bump(record.five, now - (now % (5 * MINUTE)), now - 2 * HOUR);
-      bump(record.hours, now - (now % HOUR), now - 2 * DAY);
-      bump(record.days, now - (now % DAY), now - 366 * DAY);
+      const record = records.get(id) ?? emptyRecord(id, kind);
+      count(record, now);
       records.set(id, record);
-      dirty.add(id);
+      const delta = unsaved.get(id) ?? emptyRecord(id, kind);
+      count(delta, now);
+      unsaved.set(id, delta);
+      forgotten.delete(id);
     },
 
     /** Most used public assets of a kind for a window, newest figures at most a second old. */
-    top(kind: 'avatar' | 'world', type: number, itemsPerPage: number, page: number): PopularityDto[] {
+    async top(kind: 'avatar' | 'world', type: number, itemsPerPage: number, page: number) {
       const window = POPULARITY_WINDOWS[type]!;
       const key = `${kind}:${type}`;
       const nowMs = clock.now();
       let cached = rankings.get(key);
       if (!cached || nowMs - cached.at >= 1000) {
-        const now = Math.floor(nowMs / 1000);
-        const list = [...records.values()]
-          .filter((r) => r.kind === kind && deps.isPublic(kind, r.id))
-          .map((r) => view(r, now))
-          .filter((p) => p[window].Usages > 0)
-          .sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
-        cached = { at: nowMs, list, pages: new Map() };
+        cached = { at: nowMs, list: await ranking(kind, window, Math.floor(nowMs / 1000)), pages: new Map() };
         rankings.set(key, cached);
       }
-      return cached.list.slice(itemsPerPage * page, itemsPerPage * (page + 1));
+      return { ranking: cached, page: cached.list.slice(itemsPerPage * page, itemsPerPage * (page + 1)) };
     },
 
     /** The same page as JSON text, serialised once per ranking (reads far outnumber changes). */
-    topJson(kind: 'avatar' | 'world', type: number, itemsPerPage: number, page: number): string {
-      const list = this.top(kind, type, itemsPerPage, page);
-      const ranking = rankings.get(`${kind}:${type}`)!;
+    async topJson(
+      kind: 'avatar' | 'world',
+      type: number,
+      itemsPerPage: number,
+      page: number,
+    ): Promise<string> {
+      const { ranking: ranked, page: list } = await this.top(kind, type, itemsPerPage, page);
       const pageKey = `${itemsPerPage}:${page}`;
-      let text = ranking.pages.get(pageKey);
+      let text = ranked.pages.get(pageKey);
       if (text === undefined) {
         text = JSON.stringify(list);
-        if (ranking.pages.size < 1000) ranking.pages.set(pageKey, text);
+        if (ranked.pages.size < 1000) ranked.pages.set(pageKey, text);
       }
       return text;
     },
 
     forget(id: string): void {
-      if (records.delete(id)) dirty.add(id);
+      records.delete(id);
+      unsaved.delete(id);
+      forgotten.add(id);
     },
 
-    /** Writes the counts changed since the last flush. */
+    /** Adds the counts made since the last flush to the stored ones (and removes forgotten assets' counts). */
     async flush(): Promise<void> {
-      if (dirty.size === 0) return;
-      const ids = [...dirty];
-      dirty.clear();
+      if (unsaved.size === 0 && forgotten.size === 0) return;
+      const deltas = [...unsaved.values()];
+      const gone = [...forgotten];
+      unsaved.clear();
+      forgotten.clear();
+      const now = Math.floor(clock.now() / 1000);
       try {
-        await store.tx((t) => {
+        const saved = await store.tx(async (t) => {
           const repo = t.repo<Record_>(POPULARITY);
-          for (const id of ids) {
-            const record = records.get(id);
-            if (record) repo.put(id, structuredClone(record));
-            else if (repo.has(id)) repo.remove(id);
+          const written: Record_[] = [];
+          for (const delta of deltas) {
+            const stored = (await repo.get(delta.id)) ?? emptyRecord(delta.id, delta.kind);
+            written.push(repo.put(delta.id, merged(stored, delta, now)));
           }
+          for (const id of gone) if (await repo.has(id)) await repo.remove(id);
+          return written;
         });
+        // The stored counts now hold every host's; this host's counts since the flush began come on top.
+        for (const record of saved) {
+          const since = unsaved.get(record.id);
+          records.set(record.id, since ? merged(record, since, now) : structuredClone(record));
+        }
       } catch (error) {
-        // Written with the next flush.
-        for (const id of ids) dirty.add(id);
+        // Added with the next flush.
+        for (const delta of deltas) {
+          const since = unsaved.get(delta.id);
+          unsaved.set(delta.id, since ? merged(delta, since, now) : delta);
+        }
+        for (const id of gone) if (!unsaved.has(id)) forgotten.add(id);
         throw error;
       }
     },

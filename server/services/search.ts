@@ -114,28 +114,24 @@ export function createSearchService(
     return index;
   }
 
-  function refresh(): void {
+  async function publicEntries(all: AsyncIterable<AvatarMetaDto | WorldMetaDto>): Promise<NameList<Entry>> {
+    const entries: Entry[] = [];
+    for await (const asset of all) if (asset.Publicity === Publicity.Anyone) entries.push(toEntry(asset));
+    return new NameList(entries.sort(byName));
+  }
+
+  async function refresh(): Promise<void> {
     const now = Date.now();
     if (deps.hideBannedUsersContent && now - banned.at >= 1000) {
       const ids = new Set<string>();
-      for (const user of users.values())
+      for await (const user of users.scan())
         if (user.BanStatus.isBanned && accounts.isBanned(user)) ids.add(user.Id);
       banned = { at: now, ids };
     }
     if (built === uploads.contentVersion) return;
     built = uploads.contentVersion;
-    avatars = new NameList(
-      [...uploads.allAvatars()]
-        .filter((a) => a.Publicity === Publicity.Anyone)
-        .map(toEntry)
-        .sort(byName),
-    );
-    worlds = new NameList(
-      [...uploads.allWorlds()]
-        .filter((w) => w.Publicity === Publicity.Anyone)
-        .map(toEntry)
-        .sort(byName),
-    );
+    avatars = await publicEntries(uploads.allAvatars());
+    worlds = await publicEntries(uploads.allWorlds());
     avatarTags = tagIndex(avatars.entries);
     worldTags = tagIndex(worlds.entries);
   }
@@ -163,12 +159,13 @@ export function createSearchService(
   }
 
   return {
-    users(text: string, itemsPerPage: number, pageNumber: number): string[] {
-      if (userVersion !== users.size) {
-        userVersion = users.size;
-        userEntries = new NameList(
-          [...users.values()].map((u) => ({ id: u.Id, name: u.Username.toLowerCase() })).sort(byName),
-        );
+    async users(text: string, itemsPerPage: number, pageNumber: number): Promise<string[]> {
+      const count = await users.count();
+      if (userVersion !== count) {
+        userVersion = count;
+        const entries: Array<{ id: string; name: string }> = [];
+        for await (const u of users.scan()) entries.push({ id: u.Id, name: u.Username.toLowerCase() });
+        userEntries = new NameList(entries.sort(byName));
       }
       const needle = text.toLowerCase();
       const list = userEntries;
@@ -176,15 +173,15 @@ export function createSearchService(
       return pageOf(each, () => true, itemsPerPage, pageNumber).map((u) => u.id);
     },
 
-    byName(kind: 'avatar' | 'world', text: string, itemsPerPage: number, pageNumber: number): string[] {
-      refresh();
+    async byName(kind: 'avatar' | 'world', text: string, itemsPerPage: number, pageNumber: number) {
+      await refresh();
       const list = kind === 'avatar' ? avatars : worlds;
       const needle = text.toLowerCase();
       return pageOf((visit) => list.scan(needle, visit), visible, itemsPerPage, pageNumber).map((e) => e.id);
     },
 
-    byTag(kind: 'avatar' | 'world', tag: string, itemsPerPage: number, pageNumber: number): string[] {
-      refresh();
+    async byTag(kind: 'avatar' | 'world', tag: string, itemsPerPage: number, pageNumber: number) {
+      await refresh();
       const list = (kind === 'avatar' ? avatarTags : worldTags).get(tag.toLowerCase()) ?? [];
       const each = (visit: (entry: Entry) => boolean): void => {
         for (const entry of list) if (!visit(entry)) return;

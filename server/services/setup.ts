@@ -21,14 +21,15 @@ export function createSetupService(
   const { store, users, ids, accounts } = deps;
   let secret: string | null = null;
 
-  function ownerExists(): boolean {
-    for (const user of users.values()) if (user.Rank === Rank.Owner) return true;
+  /** Only at start, for a folder whose settings predate `ownerSetupDone`. */
+  async function ownerExists(): Promise<boolean> {
+    for await (const user of users.scan()) if (user.Rank === Rank.Owner) return true;
     return false;
   }
 
   async function markDone(): Promise<void> {
     secret = null;
-    if (!hostSettings(store).ownerSetupDone) {
+    if (!(await hostSettings(store)).ownerSetupDone) {
       await store.tx((t) => updateHostSettings(t, store, { ownerSetupDone: true }));
     }
   }
@@ -36,7 +37,7 @@ export function createSetupService(
   return {
     /** Prepares the secret if setup is still needed; returns it (or null when an owner exists). */
     async init(): Promise<string | null> {
-      if (hostSettings(store).ownerSetupDone || ownerExists()) {
+      if ((await hostSettings(store)).ownerSetupDone || (await ownerExists())) {
         await markDone();
         return null;
       }

@@ -102,24 +102,24 @@ export function createSocialService(deps: Pick<ServiceDeps, 'users' | 'store' | 
 
   return {
     async act(action: SocialAction, me: StoredUser, targetUserId: string): Promise<void> {
-      const other = users.get(targetUserId);
+      const other = await users.get(targetUserId);
       if (!other) {
         throw new AppError(ErrorCode.USER_NOT_FOUND, `${SOCIAL_MESSAGES[action].fail} No user has that id.`, {
           targetUserId: 'No user has that id',
         });
       }
       if (other.Id === me.Id) refuse(action, 'You cannot do that to yourself.');
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         const repo = UsersRepo.in(t);
         // Validate and change copies of the newest versions: a refusal halfway changes nothing.
-        const meDraft = structuredClone(repo.get(me.Id)!);
-        const otherDraft = structuredClone(repo.get(other.Id)!);
+        const meDraft = structuredClone((await repo.get(me.Id))!);
+        const otherDraft = structuredClone((await repo.get(other.Id))!);
         apply(action, meDraft, otherDraft);
-        repo.put(me.Id, meDraft);
-        repo.put(other.Id, otherDraft);
+        const actor = repo.put(me.Id, meDraft);
+        const target = repo.put(other.Id, otherDraft);
         t.afterCommit(() => {
           events.emit('socialChanged', { userIds: [me.Id, other.Id] });
-          events.emit('socialAction', { action, actorId: me.Id, targetId: other.Id });
+          events.emit('socialAction', { action, actor, target });
         });
       });
     },

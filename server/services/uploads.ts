@@ -24,7 +24,7 @@ import { AppError } from '../errors.js';
 import { readJsonFile, syncDir } from '../store/durable-file.js';
 import { isSafeId } from '../store/store.js';
 import { acquireLock, DataFolderInUseError } from '../store/lock.js';
-import type { ReadCollection as Collection, Tx } from '../store/seam.js';
+import type { ReadCollection as Collection, Tx, TxRepo } from '../store/seam.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { createKeyedSerial } from './serial.js';
@@ -287,6 +287,16 @@ async function claimTempFolder(root: string): Promise<{ dir: string; release: ()
   }
 }
 
+/** List indexes of avatars and worlds: the build files they use; of worlds: the server scripts they use. */
+const BY_BUILD_FILE = 'buildFile';
+const BY_SCRIPT = 'script';
+/** List index of files: their owner. */
+const BY_OWNER = 'owner';
+
+function isString(value: string | null): value is string {
+  return value !== null;
+}
+
 /** Uploads, avatars and worlds (SPEC section 3): files on disk under files/, records in the store. */
 export function createUploadsService(
   deps: Pick<ServiceDeps, 'config' | 'store' | 'users' | 'clock' | 'ids'> & {
@@ -311,39 +321,22 @@ export function createUploadsService(
   let contentVersion = 0;
   const chunkSets: Collection<ChunkSet> = store.collection<ChunkSet>(CHUNK_SETS);
   const chunkOwners: Collection<ChunkOwner> = store.collection<ChunkOwner>(CHUNK_OWNERS);
-  /** build file id -> the avatar or world it belongs to */
-  const buildOf = new Map<string, { kind: 'avatar' | 'world'; id: string }>();
-  /** script file id -> worlds whose builds use it */
-  const scriptUsers = new Map<string, Set<string>>();
+  files.addListIndex(BY_OWNER, (file) => [file.UserId]);
+  // Which avatar or world a build file belongs to, and which worlds use a server script: indexes of the store, so
+  // they follow every change whichever host made it.
+  avatars.addListIndex(BY_BUILD_FILE, (avatar) => avatar.Builds.map((build) => build.FileId));
+  worlds.addListIndex(BY_BUILD_FILE, (world) => world.Builds.map((build) => build.FileId));
+  worlds.addListIndex(BY_SCRIPT, (world) => [
+    ...new Set(world.Builds.flatMap((build) => build.ServerScripts.map(fileIdOfUrl).filter(isString))),
+  ]);
 
-  function indexAvatar(avatar: AvatarMetaDto): void {
-    for (const build of avatar.Builds) buildOf.set(build.FileId, { kind: 'avatar', id: avatar.Id });
+  /** The avatar or world a build file belongs to. */
+  async function buildOf(fileId: string): Promise<{ kind: 'avatar' | 'world'; id: string } | undefined> {
+    const avatar = (await avatars.list(BY_BUILD_FILE, fileId))[0];
+    if (avatar) return { kind: 'avatar', id: avatar.Id };
+    const world = (await worlds.list(BY_BUILD_FILE, fileId))[0];
+    return world ? { kind: 'world', id: world.Id } : undefined;
   }
-  function indexWorld(world: WorldMetaDto): void {
-    for (const build of world.Builds) {
-      buildOf.set(build.FileId, { kind: 'world', id: world.Id });
-      for (const url of build.ServerScripts) {
-        const fileId = fileIdOfUrl(url);
-        if (!fileId) continue;
-        let set = scriptUsers.get(fileId);
-        if (!set) scriptUsers.set(fileId, (set = new Set()));
-        set.add(world.Id);
-      }
-    }
-  }
-  function unindex(kind: 'avatar' | 'world', asset: AvatarMetaDto | WorldMetaDto): void {
-    for (const build of asset.Builds) {
-      if (buildOf.get(build.FileId)?.id === asset.Id) buildOf.delete(build.FileId);
-      if (kind === 'world') {
-        for (const url of (build as WorldMetaDto['Builds'][number]).ServerScripts) {
-          const fileId = fileIdOfUrl(url);
-          if (fileId) scriptUsers.get(fileId)?.delete(asset.Id);
-        }
-      }
-    }
-  }
-  for (const avatar of avatars.values()) indexAvatar(avatar);
-  for (const world of worlds.values()) indexWorld(world);
 
   function fileIdOfUrl(url: string): string | null {
     const last = url.split(/[?#]/)[0]!.split('/').filter(Boolean).pop();
@@ -363,20 +356,24 @@ export function createUploadsService(
    * being deleted by listing it. The worlds of `ownerId` whose builds use the script `fileId` (worlds stored before
    * this rule may list others' scripts: those never count).
    */
-  function ownWorldsUsing(fileId: string, ownerId: string, read: (id: string) => WorldMetaDto | undefined) {
-    return [...(scriptUsers.get(fileId) ?? [])].filter((worldId) => read(worldId)?.OwnerId === ownerId);
+  async function ownWorldsUsing(
+    fileId: string,
+    ownerId: string,
+    repo: Pick<TxRepo<WorldMetaDto>, 'list'>,
+  ): Promise<string[]> {
+    return (await repo.list(BY_SCRIPT, fileId)).filter((w) => w.OwnerId === ownerId).map((w) => w.Id);
   }
 
   /** Refuses (as a meta error) a server script URL that is not a script file `owner` uploaded here. */
-  function checkOwnScripts(
+  async function checkOwnScripts(
     urls: readonly string[],
     owner: StoredUser,
-    read: (id: string) => StoredFile | undefined,
-  ): void {
+    read: (id: string) => Promise<StoredFile | undefined>,
+  ): Promise<void> {
     const fields: Record<string, string> = {};
-    urls.forEach((url, i) => {
+    for (const [i, url] of urls.entries()) {
       const ref = fileRefOfUrl(url);
-      const record = ref ? read(ref.fileId) : undefined;
+      const record = ref ? await read(ref.fileId) : undefined;
       if (
         !ref ||
         ref.userId !== owner.Id ||
@@ -387,8 +384,18 @@ export function createUploadsService(
         fields[`worldMeta.ServerScripts.${i}`] =
           'must be the address of a server script (.js or .lua) you uploaded to this host';
       }
-    });
+    }
     if (Object.keys(fields).length > 0) throw invalidMeta('World', '', fields);
+  }
+
+  /** The file records of these ids that exist, as the transaction sees them. */
+  async function filesIn(repo: TxRepo<StoredFile>, fileIds: readonly string[]): Promise<StoredFile[]> {
+    const found: StoredFile[] = [];
+    for (const id of fileIds) {
+      const file = await repo.get(id);
+      if (file) found.push(file);
+    }
+    return found;
   }
 
   function pathOf(file: Pick<StoredFile, 'UserId' | 'FileName'>): string {
@@ -426,17 +433,17 @@ export function createUploadsService(
     }
   }
 
-  function validateAvatar(raw: unknown, user: StoredUser): AvatarMetaInput {
+  async function validateAvatar(raw: unknown, user: StoredUser): Promise<AvatarMetaInput> {
     const parsed = AvatarMetaInput.safeParse(raw);
     if (!parsed.success) throw invalidMeta('Avatar', 'avatarMeta', fieldErrorsOf(parsed.error));
     const fields: Record<string, string> = {};
     checkUrls(fields, 'avatarMeta.ImageURL', parsed.data.ImageURL, true);
     if (Object.keys(fields).length > 0) throw invalidMeta('Avatar', '', fields);
-    checkOwnership('avatar', parsed.data.Id, user);
+    await checkOwnership('avatar', parsed.data.Id, user);
     return parsed.data;
   }
 
-  function validateWorld(raw: unknown, user: StoredUser): WorldMetaInput {
+  async function validateWorld(raw: unknown, user: StoredUser): Promise<WorldMetaInput> {
     const parsed = WorldMetaInput.safeParse(raw);
     if (!parsed.success) throw invalidMeta('World', 'worldMeta', fieldErrorsOf(parsed.error));
     const fields: Record<string, string> = {};
@@ -446,14 +453,14 @@ export function createUploadsService(
       checkUrls(fields, `worldMeta.ServerScripts.${i}`, url, false, true),
     );
     if (Object.keys(fields).length > 0) throw invalidMeta('World', '', fields);
-    checkOwnScripts(parsed.data.ServerScripts, user, (id) => files.get(id));
-    checkOwnership('world', parsed.data.Id, user);
+    await checkOwnScripts(parsed.data.ServerScripts, user, (id) => files.get(id));
+    await checkOwnership('world', parsed.data.Id, user);
     return parsed.data;
   }
 
-  function checkOwnership(kind: 'avatar' | 'world', id: string | undefined, user: StoredUser): void {
+  async function checkOwnership(kind: 'avatar' | 'world', id: string | undefined, user: StoredUser) {
     if (id === undefined || id === '') return;
-    const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
+    const asset = await (kind === 'avatar' ? avatars.get(id) : worlds.get(id));
     const label = kind === 'avatar' ? 'Avatar' : 'World';
     if (!asset) {
       throw new AppError(
@@ -539,13 +546,13 @@ export function createUploadsService(
   }
 
   /** The asset `id` as the transaction sees it, refused unless `user` still owns it. */
-  function ownedIn<T extends AvatarMetaDto | WorldMetaDto>(
+  async function ownedIn<T extends AvatarMetaDto | WorldMetaDto>(
     t: Tx,
     kind: 'avatar' | 'world',
     id: string,
     user: StoredUser,
-  ): T {
-    const asset = t.repo<T>(kind === 'avatar' ? AVATARS : WORLDS).get(id);
+  ): Promise<T> {
+    const asset = await t.repo<T>(kind === 'avatar' ? AVATARS : WORLDS).get(id);
     const label = kind === 'avatar' ? 'Avatar' : 'World';
     if (!asset) {
       throw new AppError(
@@ -566,15 +573,18 @@ export function createUploadsService(
 
   async function saveAvatar(user: StoredUser, meta: AvatarMetaInput, record: StoredFile): Promise<string> {
     const now = unixSeconds(clock);
-    const { avatar, replaced } = await store.tx((t) => {
+    const { avatar, replaced } = await store.tx(async (t) => {
       const fileRepo = t.repo<StoredFile>(FILES);
       fileRepo.put(record.FileId, record);
       let replaced: StoredFile[] = [];
       let avatar: AvatarMetaDto;
-      const existing = meta.Id ? ownedIn<AvatarMetaDto>(t, 'avatar', meta.Id, user) : undefined;
+      const existing = meta.Id ? await ownedIn<AvatarMetaDto>(t, 'avatar', meta.Id, user) : undefined;
       if (existing) {
         const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
-        replaced = old.map((b) => fileRepo.get(b.FileId)).filter((f): f is StoredFile => f !== undefined);
+        replaced = await filesIn(
+          fileRepo,
+          old.map((b) => b.FileId),
+        );
         avatar = {
           ...existing,
           Publicity: meta.Publicity,
@@ -602,15 +612,13 @@ export function createUploadsService(
           DateUpdated: now,
         };
         const avatarId = avatar.Id;
-        UsersRepo.in(t).update(user.Id, (draft) => {
+        await UsersRepo.in(t).update(user.Id, (draft) => {
           draft.Avatars.push(avatarId);
         });
       }
       const saved = t.repo<AvatarMetaDto>(AVATARS).put(avatar.Id, avatar);
-      for (const file of replaced) fileRepo.remove(file.FileId);
+      for (const file of replaced) await fileRepo.remove(file.FileId);
       t.afterCommit(() => {
-        if (existing) unindex('avatar', existing);
-        indexAvatar(saved);
         contentVersion++;
       });
       return { avatar: saved, replaced };
@@ -626,14 +634,14 @@ export function createUploadsService(
       BuildPlatform: meta.BuildPlatform,
       ServerScripts: [...meta.ServerScripts],
     };
-    const { world, replaced } = await store.tx((t) => {
+    const { world, replaced } = await store.tx(async (t) => {
       const fileRepo = t.repo<StoredFile>(FILES);
       // Checked again in the commit: a script may have been deleted since the meta was validated.
-      checkOwnScripts(meta.ServerScripts, user, (id) => fileRepo.get(id));
+      await checkOwnScripts(meta.ServerScripts, user, (id) => fileRepo.get(id));
       fileRepo.put(record.FileId, record);
       let replaced: StoredFile[] = [];
       let world: WorldMetaDto;
-      const existing = meta.Id ? ownedIn<WorldMetaDto>(t, 'world', meta.Id, user) : undefined;
+      const existing = meta.Id ? await ownedIn<WorldMetaDto>(t, 'world', meta.Id, user) : undefined;
       if (existing) {
         const old = existing.Builds.filter((b) => b.BuildPlatform === meta.BuildPlatform);
         const keptScripts = new Set(
@@ -648,9 +656,7 @@ export function createUploadsService(
             (id): id is string => id !== null && !keptScripts.has(id),
           ),
         ]);
-        replaced = doomedIds
-          .map((id) => fileRepo.get(id))
-          .filter((f): f is StoredFile => f !== undefined && f.UserId === existing.OwnerId);
+        replaced = (await filesIn(fileRepo, doomedIds)).filter((f) => f.UserId === existing.OwnerId);
         world = {
           ...existing,
           Publicity: meta.Publicity,
@@ -677,15 +683,13 @@ export function createUploadsService(
           DateUpdated: now,
         };
         const worldId = world.Id;
-        UsersRepo.in(t).update(user.Id, (draft) => {
+        await UsersRepo.in(t).update(user.Id, (draft) => {
           draft.Worlds.push(worldId);
         });
       }
       const saved = t.repo<WorldMetaDto>(WORLDS).put(world.Id, world);
-      for (const file of replaced) fileRepo.remove(file.FileId);
+      for (const file of replaced) await fileRepo.remove(file.FileId);
       t.afterCommit(() => {
-        if (existing) unindex('world', existing);
-        indexWorld(saved);
         contentVersion++;
       });
       return { world: saved, replaced };
@@ -735,11 +739,11 @@ export function createUploadsService(
       );
     }
     if (avatarRaw !== undefined) {
-      const first = validateAvatar(avatarRaw, user);
+      const first = await validateAvatar(avatarRaw, user);
       const key = first.Id ? first.Id : `new:${user.Id}`;
       return serial(key, async () => {
         // Validate again inside the lock: the avatar may have changed or gone while we waited.
-        const meta = validateAvatar(avatarRaw, user);
+        const meta = await validateAvatar(avatarRaw, user);
         const record = await place(user, temp, originalName, type);
         try {
           const avatarId = await saveAvatar(user, meta, record);
@@ -754,10 +758,10 @@ export function createUploadsService(
       });
     }
     if (worldRaw !== undefined) {
-      const first = validateWorld(worldRaw, user);
+      const first = await validateWorld(worldRaw, user);
       const key = first.Id ? first.Id : `new:${user.Id}`;
       return serial(key, async () => {
-        const meta = validateWorld(worldRaw, user);
+        const meta = await validateWorld(worldRaw, user);
         const record = await place(user, temp, originalName, type);
         try {
           const worldId = await saveWorld(user, meta, record);
@@ -783,35 +787,33 @@ export function createUploadsService(
    * in transaction `t`. Returns the files to delete from disk once the commit is durable, or null when there is
    * no such asset.
    */
-  function deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): StoredFile[] | null {
+  async function deleteAssetIn(t: Tx, kind: 'avatar' | 'world', id: string): Promise<StoredFile[] | null> {
     const assets = t.repo<AvatarMetaDto | WorldMetaDto>(kind === 'avatar' ? AVATARS : WORLDS);
     const fileRepo = t.repo<StoredFile>(FILES);
-    const asset = assets.get(id);
+    const asset = await assets.get(id);
     if (!asset) return null;
-    const scriptIds =
-      kind === 'world'
-        ? (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)).filter(
-            (fid): fid is string =>
-              fid !== null &&
-              ownWorldsUsing(fid, asset.OwnerId, (w) => t.repo<WorldMetaDto>(WORLDS).get(w)).every(
-                (w) => w === id,
-              ),
-          )
-        : [];
-    const doomed = [...asset.Builds.map((b) => b.FileId), ...scriptIds]
-      .map((fid) => fileRepo.get(fid))
-      .filter((f): f is StoredFile => f !== undefined && f.UserId === asset.OwnerId);
-    assets.remove(id);
-    for (const file of doomed) fileRepo.remove(file.FileId);
+    const scriptIds: string[] = [];
+    if (kind === 'world') {
+      const worldRepo = t.repo<WorldMetaDto>(WORLDS);
+      for (const fid of (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl))) {
+        if (fid === null || scriptIds.includes(fid)) continue;
+        const users = await ownWorldsUsing(fid, asset.OwnerId, worldRepo);
+        if (users.every((w) => w === id)) scriptIds.push(fid);
+      }
+    }
+    const doomed = (await filesIn(fileRepo, [...asset.Builds.map((b) => b.FileId), ...scriptIds])).filter(
+      (f) => f.UserId === asset.OwnerId,
+    );
+    await assets.remove(id);
+    for (const file of doomed) await fileRepo.remove(file.FileId);
     const owners = UsersRepo.in(t);
-    if (owners.get(asset.OwnerId)) {
-      owners.update(asset.OwnerId, (draft) => {
+    if (await owners.has(asset.OwnerId)) {
+      await owners.update(asset.OwnerId, (draft) => {
         if (kind === 'avatar') draft.Avatars = draft.Avatars.filter((a) => a !== id);
         else draft.Worlds = draft.Worlds.filter((w) => w !== id);
       });
     }
     t.afterCommit(() => {
-      unindex(kind, asset);
       contentVersion++;
     });
     return doomed;
@@ -822,25 +824,37 @@ export function createUploadsService(
    * or world instead) and a server script one of the owner's worlds uses. Returns the file to delete from disk
    * once the commit is durable, or null when `ownerId` has no such file.
    */
-  function deleteFileIn(t: Tx, fileId: string, ownerId: string): StoredFile[] | null {
+  async function deleteFileIn(t: Tx, fileId: string, ownerId: string): Promise<StoredFile[] | null> {
     const repo = t.repo<StoredFile>(FILES);
-    const record = repo.get(fileId);
+    const record = await repo.get(fileId);
     if (!record || record.UserId !== ownerId) return null;
-    const build = buildOf.get(fileId);
+    // Read through the transaction: an avatar or world given this build meanwhile makes it run again.
+    const build = await buildIn(t, fileId);
     if (build) {
       throw new AppError(
         ErrorCode.FILE_IN_USE,
         `Failed to delete file! It is a build of ${build.kind} ${build.id}; remove the ${build.kind} instead.`,
       );
     }
-    if (ownWorldsUsing(fileId, ownerId, (w) => t.repo<WorldMetaDto>(WORLDS).get(w)).length > 0) {
+    if ((await ownWorldsUsing(fileId, ownerId, t.repo<WorldMetaDto>(WORLDS))).length > 0) {
       throw new AppError(
         ErrorCode.FILE_IN_USE,
         'Failed to delete file! A world build uses this server script.',
       );
     }
-    repo.remove(fileId);
+    await repo.remove(fileId);
     return [record];
+  }
+
+  /** The avatar or world whose build `fileId` is, as transaction `t` sees them. */
+  async function buildIn(
+    t: Tx,
+    fileId: string,
+  ): Promise<{ kind: 'avatar' | 'world'; id: string } | undefined> {
+    const avatar = (await t.repo<AvatarMetaDto>(AVATARS).list(BY_BUILD_FILE, fileId))[0];
+    if (avatar) return { kind: 'avatar', id: avatar.Id };
+    const world = (await t.repo<WorldMetaDto>(WORLDS).list(BY_BUILD_FILE, fileId))[0];
+    return world ? { kind: 'world', id: world.Id } : undefined;
   }
 
   async function deleteAsset(kind: 'avatar' | 'world', id: string): Promise<boolean> {
@@ -886,17 +900,21 @@ export function createUploadsService(
   }
 
   /** Removes a set's record and its owner's mention of it, in `t`; the removed set, or null when there was none. */
-  function removeSetIn(t: Tx, chunkId: string, when?: (set: ChunkSet) => boolean): ChunkSet | null {
+  async function removeSetIn(
+    t: Tx,
+    chunkId: string,
+    when?: (set: ChunkSet) => boolean,
+  ): Promise<ChunkSet | null> {
     const sets = t.repo<ChunkSet>(CHUNK_SETS);
-    const set = sets.get(chunkId);
+    const set = await sets.get(chunkId);
     if (!set || (when && !when(set))) return null;
-    sets.remove(chunkId);
+    await sets.remove(chunkId);
     const owners = t.repo<ChunkOwner>(CHUNK_OWNERS);
-    const owner = owners.get(set.userId);
+    const owner = await owners.get(set.userId);
     if (owner) {
       const rest = owner.sets.filter((id) => id !== chunkId);
       if (rest.length > 0) owners.put(set.userId, { userId: set.userId, sets: rest });
-      else owners.remove(set.userId);
+      else await owners.remove(set.userId);
     }
     return set;
   }
@@ -923,16 +941,19 @@ export function createUploadsService(
    * What a user holds in live (unexpired) chunk sets, read through `read` (the store, or a transaction, so the
    * sets other hosts started count), plus `inFlight` bytes.
    */
-  function usageFrom(
-    read: { owner(id: string): ChunkOwner | undefined; set(id: string): ChunkSet | undefined },
+  async function usageFrom(
+    read: {
+      owner(id: string): Promise<ChunkOwner | undefined>;
+      set(id: string): Promise<ChunkSet | undefined>;
+    },
     userId: string,
     inFlight: number,
-  ): ChunkUsage {
+  ): Promise<ChunkUsage> {
     let sets = 0;
     let bytes = inFlight;
     let oldestTouched: number | null = null;
-    for (const chunkId of read.owner(userId)?.sets ?? []) {
-      const set = read.set(chunkId);
+    for (const chunkId of (await read.owner(userId))?.sets ?? []) {
+      const set = await read.set(chunkId);
       if (!set || set.userId !== userId || chunkSetExpired(set)) continue;
       sets++;
       for (const part of Object.values(set.parts)) bytes += part.bytes;
@@ -942,7 +963,7 @@ export function createUploadsService(
   }
 
   /** What a user holds, as this host's copy of the store has it. */
-  function chunkUsage(userId: string): ChunkUsage {
+  function chunkUsage(userId: string): Promise<ChunkUsage> {
     return usageFrom(
       { owner: (id) => chunkOwners.get(id), set: (id) => chunkSets.get(id) },
       userId,
@@ -988,9 +1009,9 @@ export function createUploadsService(
    * already hold `chunkSetsPerUser` sets, or as many bytes as allowed. A first look at this host's copy; the
    * transaction that starts the set checks again against the newest records.
    */
-  function chunkRoomOrThrow(user: StoredUser, chunkId: unknown, incomingBytes = 0): void {
+  async function chunkRoomOrThrow(user: StoredUser, chunkId: unknown, incomingBytes = 0): Promise<void> {
     if (chunkId !== undefined && chunkId !== '') return;
-    newSetRoomOrThrow(chunkUsage(user.Id), incomingBytes);
+    newSetRoomOrThrow(await chunkUsage(user.Id), incomingBytes);
   }
 
   const unknownChunkSet = (detail: 'unknown or expired' | 'expired') =>
@@ -1055,27 +1076,27 @@ export function createUploadsService(
     };
     // undefined: a meta.json that cannot be read; null: none.
     if (legacy !== null) {
-      if (chunkSets.has(chunkId)) return legacyFiles();
+      if (await chunkSets.has(chunkId)) return legacyFiles();
       const set = legacy === undefined ? null : importedSet(chunkId, legacy);
       if (!set || chunkSetExpired(set)) return dropChunkFiles(chunkId);
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         const sets = t.repo<ChunkSet>(CHUNK_SETS);
-        if (sets.has(chunkId)) return;
+        if (await sets.has(chunkId)) return;
         sets.put(chunkId, set);
         const owners = t.repo<ChunkOwner>(CHUNK_OWNERS);
-        const owner = owners.get(set.userId);
+        const owner = await owners.get(set.userId);
         owners.put(set.userId, { userId: set.userId, sets: [...(owner?.sets ?? []), chunkId] });
       });
       // Imported: the record is what counts from now on (one left behind is removed next time).
       return legacyFiles();
     }
-    if (chunkSets.has(chunkId)) return;
+    if (await chunkSets.has(chunkId)) return;
     if (shared) {
       const made = await stat(dir).catch(() => null);
       // File times are wall-clock times.
       if (!made || Date.now() - made.mtimeMs <= deps.chunkSetTtlSeconds * 1000) return;
       await store.refresh();
-      if (chunkSets.has(chunkId)) return;
+      if (await chunkSets.has(chunkId)) return;
     }
     await dropChunkFiles(chunkId);
   }
@@ -1083,7 +1104,7 @@ export function createUploadsService(
   /** Drops chunk sets nobody touched within the time limit (each host sweeps; a set is dropped by one of them). */
   async function sweepChunkSets(): Promise<number> {
     let dropped = 0;
-    for (const set of [...chunkSets.values()]) {
+    for await (const set of chunkSets.scan()) {
       if (chunkSetExpired(set) && (await dropChunkSet(set.chunkId, chunkSetExpired))) dropped++;
     }
     return dropped;
@@ -1165,7 +1186,7 @@ export function createUploadsService(
             strangers.push(join(dir, name));
             continue;
           }
-          const record = files.get(match[1]!);
+          const record = await files.get(match[1]!);
           if (!record || record.UserId !== userDir || record.FileName !== name) {
             // A stray file that cannot be removed now is tried again at the next start; no record points at it.
             await unlink(join(dir, name)).catch(() => undefined);
@@ -1227,7 +1248,7 @@ export function createUploadsService(
       const fresh = input.chunkId === undefined || input.chunkId === '';
       if (fresh) {
         // A first look, before anything is written; the transaction below decides.
-        chunkRoomOrThrow(user, input.chunkId, temp.size);
+        await chunkRoomOrThrow(user, input.chunkId, temp.size);
         chunkId = newChunkId();
       } else if (typeof input.chunkId !== 'string' || !CHUNK_ID.test(input.chunkId)) {
         throw new AppError(
@@ -1239,10 +1260,10 @@ export function createUploadsService(
         );
       } else {
         chunkId = input.chunkId;
-        const known = chunkSets.get(chunkId);
+        const known = await chunkSets.get(chunkId);
         // Started (or touched) on another host: this host's copy may not have that commit yet.
         if (!known || chunkSetExpired(known)) await store.refresh();
-        const set = chunkSets.get(chunkId);
+        const set = await chunkSets.get(chunkId);
         if (!set || set.userId !== user.Id) throw unknownChunkSet('unknown or expired');
         if (chunkSetExpired(set)) {
           await dropChunkSet(chunkId, chunkSetExpired);
@@ -1271,10 +1292,10 @@ export function createUploadsService(
             throw unknownChunkSet('unknown or expired');
           throw error;
         }
-        outcome = await store.tx((t): Outcome => {
+        outcome = await store.tx(async (t): Promise<Outcome> => {
           const sets = t.repo<ChunkSet>(CHUNK_SETS);
           const owners = t.repo<ChunkOwner>(CHUNK_OWNERS);
-          const usage = (): ChunkUsage =>
+          const usage = (): Promise<ChunkUsage> =>
             usageFrom(
               { owner: (id) => owners.get(id), set: (id) => sets.get(id) },
               user.Id,
@@ -1284,7 +1305,7 @@ export function createUploadsService(
           const now = unixSeconds(clock);
           let set: ChunkSet;
           if (fresh) {
-            newSetRoomOrThrow(usage(), temp.size);
+            newSetRoomOrThrow(await usage(), temp.size);
             set = {
               chunkId,
               userId: user.Id,
@@ -1295,10 +1316,10 @@ export function createUploadsService(
               parts: {},
             };
           } else {
-            const found = sets.get(chunkId);
+            const found = await sets.get(chunkId);
             if (!found || found.userId !== user.Id) throw unknownChunkSet('unknown or expired');
             if (chunkSetExpired(found)) {
-              removeSetIn(t, chunkId);
+              await removeSetIn(t, chunkId);
               return { kind: 'dropped', error: unknownChunkSet('expired') };
             }
             if (found.assembling) {
@@ -1322,7 +1343,7 @@ export function createUploadsService(
             0,
           );
           if (others + temp.size > deps.maxFileBytes) {
-            removeSetIn(t, chunkId);
+            await removeSetIn(t, chunkId);
             return {
               kind: 'dropped',
               error: new AppError(
@@ -1332,7 +1353,7 @@ export function createUploadsService(
             };
           }
           if (!fresh) {
-            const held = usage();
+            const held = await usage();
             const maxBytes = chunkBytesPerUser();
             if (held.bytes - (previous?.bytes ?? 0) + temp.size > maxBytes) {
               throw chunkQuotaError(
@@ -1348,7 +1369,8 @@ export function createUploadsService(
           if (Object.keys(parts).length === amount) next.assembling = true;
           sets.put(chunkId, next);
           if (fresh) {
-            owners.put(user.Id, { userId: user.Id, sets: [...(owners.get(user.Id)?.sets ?? []), chunkId] });
+            const owner = await owners.get(user.Id);
+            owners.put(user.Id, { userId: user.Id, sets: [...(owner?.sets ?? []), chunkId] });
           }
           return { kind: 'stored', set: next, replaced: previous?.file ?? null };
         });
@@ -1401,10 +1423,10 @@ export function createUploadsService(
     chunkRoomOrThrow,
 
     async chunkStatus(user: StoredUser, chunkId: string) {
-      const known = chunkSets.get(chunkId);
+      const known = await chunkSets.get(chunkId);
       // Started or touched on another host: this host's copy may not have that commit yet.
       if (!known || chunkSetExpired(known)) await store.refresh();
-      const set = chunkSets.get(chunkId);
+      const set = await chunkSets.get(chunkId);
       if (!set || set.userId !== user.Id || chunkSetExpired(set)) {
         throw new AppError(ErrorCode.UNKNOWN_CHUNK_SET, 'Unknown or expired chunk set.', {
           chunkId: 'unknown or expired',
@@ -1433,7 +1455,7 @@ export function createUploadsService(
      * (server/services/content-removal.ts): ranks checked and logged.
      */
     async removeOwnAsset(caller: StoredUser, kind: 'avatar' | 'world', id: string): Promise<void> {
-      const asset = kind === 'avatar' ? avatars.get(id) : worlds.get(id);
+      const asset = await (kind === 'avatar' ? avatars.get(id) : worlds.get(id));
       if (!asset)
         throw new AppError(ErrorCode.CONTENT_NOT_FOUND, `Failed to remove ${kind}! It does not exist.`);
       if (asset.OwnerId !== caller.Id) {
@@ -1457,18 +1479,22 @@ export function createUploadsService(
       });
     },
 
-    fileRecordById: (fileId: string): StoredFile | undefined => files.get(fileId),
-    fileRecord(userId: string, fileId: string): StoredFile | undefined {
-      const record = files.get(fileId);
+    fileRecordById: (fileId: string): Promise<StoredFile | undefined> => files.get(fileId),
+    async fileRecord(userId: string, fileId: string): Promise<StoredFile | undefined> {
+      const record = await files.get(fileId);
       return record && record.UserId === userId ? record : undefined;
     },
     pathOf,
     uploadData,
-    buildOf: (fileId: string) => buildOf.get(fileId),
+    buildOf,
     avatar: (id: string) => avatars.get(id),
     world: (id: string) => worlds.get(id),
-    allAvatars: () => avatars.values(),
-    allWorlds: () => worlds.values(),
+    /** The avatars of these ids that exist, in that order. */
+    avatars: (ids: readonly string[]) => avatars.getMany(ids),
+    /** The worlds of these ids that exist, in that order. */
+    worlds: (ids: readonly string[]) => worlds.getMany(ids),
+    allAvatars: () => avatars.scan(),
+    allWorlds: () => worlds.scan(),
     get contentVersion() {
       return contentVersion;
     },
@@ -1481,9 +1507,9 @@ export function createUploadsService(
       id: string,
       change: (tokens: readonly T[]) => T[],
     ): Promise<boolean> {
-      return store.tx((t) => {
+      return store.tx(async (t) => {
         const repo = t.repo<AvatarMetaDto & { Tokens?: T[] }>(kind === 'avatar' ? AVATARS : WORLDS);
-        const asset = repo.get(id);
+        const asset = await repo.get(id);
         if (!asset) return false;
         repo.put(id, { ...asset, Tokens: change(asset.Tokens ?? []) });
         return true;
@@ -1493,14 +1519,13 @@ export function createUploadsService(
     deleteFileIn,
     removeFiles,
     /** The worlds of the script's owner whose builds list the server script `fileId`. */
-    worldsUsingScript: (fileId: string): string[] => {
-      const record = files.get(fileId);
-      return record ? ownWorldsUsing(fileId, record.UserId, (w) => worlds.get(w)) : [];
+    async worldsUsingScript(fileId: string): Promise<string[]> {
+      const record = await files.get(fileId);
+      return record ? ownWorldsUsing(fileId, record.UserId, worlds) : [];
     },
-    filesOf(userId: string): StoredFile[] {
-      return [...files.values()]
-        .filter((f) => f.UserId === userId)
-        .sort((a, b) => b.DateUploaded - a.DateUploaded);
+    async filesOf(userId: string): Promise<StoredFile[]> {
+      const found = await files.list(BY_OWNER, userId);
+      return found.filter((f) => f.UserId === userId).sort((a, b) => b.DateUploaded - a.DateUploaded);
     },
     isPublic: (asset: { Publicity: number }) => asset.Publicity === Publicity.Anyone,
   };

@@ -95,6 +95,11 @@ interface Connection {
   refilledAt: number;
   rateNoticeAt: number;
   remote: string;
+  /**
+   * Set while a message of this socket waits for the store (verification, a lookup): later messages of the
+   * socket wait behind it, so each socket's messages are handled in the order they came.
+   */
+  queue: Promise<void> | null;
 }
 
 export interface SocketServer {
@@ -223,9 +228,14 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     waiting.answers.push({ conn, text, targetUserId });
   }
 
+  /** Logs the failure of work nobody waits for (pushes after a change), with what it was. */
+  function background(work: Promise<unknown>, what: string, userId: string | null): void {
+    work.catch((error: unknown) => log.error({ err: error, userId }, `${what} failed`));
+  }
+
   /** Tells the user's friends their status; `localOnly`: only those on this process (see hub.onRemoteOffline). */
-  function friendStatus(userId: string, localOnly = false): void {
-    const user = users.get(userId);
+  async function friendStatus(userId: string, localOnly = false): Promise<void> {
+    const user = await users.get(userId);
     if (!user) return;
     const result = {
       userId,
@@ -238,7 +248,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   // their process could not tell their friends (it died), this process tells its own.
   hub.onRemoteOffline((userId, told) => {
     instances.userGone(userId);
-    if (told) friendStatus(userId, true);
+    if (told) background(friendStatus(userId, true), 'telling friends a user went offline', userId);
   });
 
   function onConnection(ws: WebSocket, req: IncomingMessage, raw: Duplex): void {
@@ -260,6 +270,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       refilledAt: now,
       rateNoticeAt: 0,
       remote: deps.addresses.of(req),
+      queue: null,
     };
     connections.add(conn);
     ws.on('pong', () => {
@@ -274,7 +285,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         if (last) {
           // Still connected to another process: still in their instances.
           if (!hub.isConnected(conn.userId)) instances.userGone(conn.userId);
-          friendStatus(conn.userId);
+          background(friendStatus(conn.userId), 'telling friends a user went offline', conn.userId);
         }
       }
       if (conn.gameServerId !== null) {
@@ -331,8 +342,39 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       send(conn, ServerMessage.error, { code: 'INVALID_MESSAGE', reason: 'The message name is missing.' });
       return;
     }
-    const name = envelope.message.toLowerCase();
+    if (conn.queue) {
+      inOrder(
+        conn,
+        conn.queue.then(() => route(conn, envelope)),
+      );
+      return;
+    }
+    const done = route(conn, envelope);
+    if (done) inOrder(conn, done);
+  }
 
+  /** Holds the socket's later messages until `work` is done; a failure is logged and the client told. */
+  function inOrder(conn: Connection, work: Promise<void>): void {
+    const queued: Promise<void> = work
+      .catch((error: unknown) => {
+        log.error(
+          { err: error, userId: conn.userId, remote: conn.remote },
+          'handling a socket message failed',
+        );
+        send(conn, ServerMessage.error, {
+          code: 'INTERNAL_ERROR',
+          reason: 'The host could not handle that message; try again.',
+        });
+      })
+      .then(() => {
+        if (conn.queue === queued) conn.queue = null;
+      });
+    conn.queue = queued;
+  }
+
+  /** Handles one message; a promise when it waits for the store (the socket's next messages wait for it). */
+  function route(conn: Connection, envelope: ClientEnvelope): void | Promise<void> {
+    const name = (envelope.message as string).toLowerCase();
     if (conn.gameServerId !== null) {
       // A verified game server: every message names it, and never a user.
       if (envelope.userId !== undefined || envelope.gameServerId !== conn.gameServerId) {
@@ -343,55 +385,64 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
       return;
     }
 
-    if (conn.userId === null) {
-      if (typeof envelope.userId !== 'string') {
-        // No userId: a game-server login, as on the real server.
-        const serverToken = envelope.serverTokenContent;
-        const tokenId = deps.gameServerTokens.verify(serverToken);
-        if (tokenId !== null || config.allowAnyGameServer) {
-          conn.gameServerId = deps.ids.id('gameserver');
-          conn.gameServerTokenId = tokenId;
-          conn.allowance = limits.messageBurst * GAME_SERVER_RATE_FACTOR;
-          // With its id, this is what the server proves itself with to read server scripts over HTTP (its id
-          // alone is public: GET gameServers lists it). A server with a valid token gets it back, as from the
-          // real server; one let in without a token (allowAnyGameServer) gets a secret of its own.
-          const proof = tokenId !== null ? (serverToken as string) : deps.ids.secret();
-          hub.addGameServer(conn.gameServerId, conn.out, proof, conn.remote);
-          send(conn, 'sendauth', { gameServerId: conn.gameServerId, gameServerToken: proof });
-          return;
-        }
-        if (serverToken !== undefined) {
-          closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token not accepted');
-          return;
-        }
-        send(conn, ServerMessage.authFailed, {
-          reason: 'Send userId and tokenContent to verify this socket first.',
-        });
-        return;
-      }
-      if (typeof envelope.tokenContent !== 'string') {
-        send(conn, ServerMessage.authFailed, {
-          reason: 'Send userId and tokenContent to verify this socket first.',
-        });
-        return;
-      }
-      const user = accounts.authenticate(envelope.userId, envelope.tokenContent);
-      if (!user) {
-        // As the real server, the socket stays open and unverified; unlike it, the client is told.
-        send(conn, ServerMessage.authFailed, { reason: 'The token is not valid for that user.' });
-        return;
-      }
-      conn.userId = user.Id;
-      conn.token = envelope.tokenContent;
-      conn.tokenExpiresAt = accounts.tokenExpiry(user.Id, envelope.tokenContent);
-      const first = hub.add(user.Id, conn.out, conn.remote);
-      send(conn, ServerMessage.authenticated, { userId: user.Id });
-      if (first) friendStatus(user.Id);
-    } else if (envelope.userId !== undefined && envelope.userId !== conn.userId) {
+    if (conn.userId === null) return verify(conn, envelope, name);
+    if (envelope.userId !== undefined && envelope.userId !== conn.userId) {
       closeSocket(conn, CloseCode.WRONG_USER, 'message for another user');
       return;
     }
-    dispatch(conn, conn.userId, name, envelope.args);
+    return dispatch(conn, conn.userId, name, envelope.args);
+  }
+
+  /** The first message of a socket: a user's verification (then the message itself), or a game server's login. */
+  async function verify(conn: Connection, envelope: ClientEnvelope, name: string): Promise<void> {
+    if (typeof envelope.userId !== 'string') return loginGameServer(conn, envelope.serverTokenContent);
+    if (typeof envelope.tokenContent !== 'string') {
+      send(conn, ServerMessage.authFailed, {
+        reason: 'Send userId and tokenContent to verify this socket first.',
+      });
+      return;
+    }
+    const user = await accounts.authenticate(envelope.userId, envelope.tokenContent);
+    if (!user) {
+      // As the real server, the socket stays open and unverified; unlike it, the client is told.
+      send(conn, ServerMessage.authFailed, { reason: 'The token is not valid for that user.' });
+      return;
+    }
+    const expiresAt = await accounts.tokenExpiry(user.Id, envelope.tokenContent);
+    // The socket may have closed while the store answered: then it never joins the hub.
+    if (conn.ws.readyState !== conn.ws.OPEN) return;
+    conn.userId = user.Id;
+    conn.token = envelope.tokenContent;
+    conn.tokenExpiresAt = expiresAt;
+    const first = hub.add(user.Id, conn.out, conn.remote, user.Username);
+    send(conn, ServerMessage.authenticated, { userId: user.Id });
+    if (first) await friendStatus(user.Id);
+    return dispatch(conn, user.Id, name, envelope.args);
+  }
+
+  /** No userId: a game-server login, as on the real server. */
+  async function loginGameServer(conn: Connection, serverToken: unknown): Promise<void> {
+    const tokenId = await deps.gameServerTokens.verify(serverToken);
+    if (conn.ws.readyState !== conn.ws.OPEN) return;
+    if (tokenId !== null || config.allowAnyGameServer) {
+      conn.gameServerId = deps.ids.id('gameserver');
+      conn.gameServerTokenId = tokenId;
+      conn.allowance = limits.messageBurst * GAME_SERVER_RATE_FACTOR;
+      // With its id, this is what the server proves itself with to read server scripts over HTTP (its id
+      // alone is public: GET gameServers lists it). A server with a valid token gets it back, as from the
+      // real server; one let in without a token (allowAnyGameServer) gets a secret of its own.
+      const proof = tokenId !== null ? (serverToken as string) : deps.ids.secret();
+      hub.addGameServer(conn.gameServerId, conn.out, proof, conn.remote);
+      send(conn, 'sendauth', { gameServerId: conn.gameServerId, gameServerToken: proof });
+      return;
+    }
+    if (serverToken !== undefined) {
+      closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token not accepted');
+      return;
+    }
+    send(conn, ServerMessage.authFailed, {
+      reason: 'Send userId and tokenContent to verify this socket first.',
+    });
   }
 
   function dispatchGameServer(gameServerId: string, name: string, rawArgs: unknown): void {
@@ -414,7 +465,7 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
     }
   }
 
-  function dispatch(conn: Connection, userId: string, name: string, args: unknown): void {
+  function dispatch(conn: Connection, userId: string, name: string, args: unknown): void | Promise<void> {
     const argObject = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
     switch (name) {
       case ClientMessage.auth:
@@ -475,9 +526,13 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   }
 
   /** Target and sender both get sharedavatartoken, as the real server; a refusal goes to the sender only. */
-  function shareAvatarToken(conn: Connection, userId: string, args: Record<string, unknown>): void {
+  async function shareAvatarToken(
+    conn: Connection,
+    userId: string,
+    args: Record<string, unknown>,
+  ): Promise<void> {
     if (!deps.avatarSharing) return;
-    const outcome = deps.avatarSharing.share(userId, args);
+    const outcome = await deps.avatarSharing.share(userId, args);
     if (outcome.ok) {
       const shared = { ...outcome.shared };
       hub.send(outcome.shared.targetUserId, ServerMessage.sharedAvatarToken, shared);
@@ -488,24 +543,30 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
   }
 
   /** Closes every socket of `userId` whose token no longer verifies (expired, logged out, banned, warned). */
-  function recheck(userId: string): void {
-    for (const conn of connections) {
-      if (conn.userId === userId && conn.token !== null && !accounts.authenticate(userId, conn.token)) {
-        closeSocket(conn, CloseCode.TOKEN_REVOKED, revokedReason(userId));
-      }
-    }
+  async function recheck(userId: string): Promise<void> {
+    for (const conn of [...connections]) if (conn.userId === userId) await closeIfRevoked(conn);
+  }
+
+  /** Closes the socket when its token no longer verifies, saying why. */
+  async function closeIfRevoked(conn: Connection): Promise<void> {
+    const userId = conn.userId;
+    if (userId === null || conn.token === null) return;
+    if (await accounts.authenticate(userId, conn.token)) return;
+    closeSocket(conn, CloseCode.TOKEN_REVOKED, await revokedReason(userId));
   }
 
   /** Why a user's token stopped verifying, as the close reason: a client can tell a ban from an expiry. */
-  function revokedReason(userId: string): string {
-    const user = users.get(userId);
+  async function revokedReason(userId: string): Promise<string> {
+    const user = await users.get(userId);
     if (user && accounts.isBanned(user)) return RevokedReason.BANNED;
     if (user?.WarnStatus.isWarned) return RevokedReason.WARNED;
     return RevokedReason.TOKEN;
   }
 
-  const onTokensRevoked = ({ userId }: { userId: string }): void => recheck(userId);
-  const onBioUpdated = ({ userId }: { userId: string }): void => friendStatus(userId);
+  const onTokensRevoked = ({ userId }: { userId: string }): void =>
+    background(recheck(userId), 'closing the sockets of a signed-out user', userId);
+  const onBioUpdated = ({ userId }: { userId: string }): void =>
+    background(friendStatus(userId), 'telling friends a new status', userId);
   const onGameServerTokenRevoked = ({ tokenId }: { tokenId: string }): void => {
     for (const conn of connections) {
       if (conn.gameServerTokenId === tokenId)
@@ -540,14 +601,8 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
         continue;
       }
       // Only an expiring token needs a look here (a clock comparison, no hashing per socket per tick).
-      if (
-        conn.userId !== null &&
-        conn.token !== null &&
-        nowSeconds >= conn.tokenExpiresAt &&
-        !accounts.authenticate(conn.userId, conn.token)
-      ) {
-        closeSocket(conn, CloseCode.TOKEN_REVOKED, revokedReason(conn.userId));
-        continue;
+      if (conn.userId !== null && conn.token !== null && nowSeconds >= conn.tokenExpiresAt) {
+        background(closeIfRevoked(conn), 'closing a socket whose token expired', conn.userId);
       }
       conn.alive = false;
       conn.ws.ping();

@@ -28,6 +28,7 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
   /** Hosts sharing a database: users with sockets on other processes, reached through Redis. */
   #link: ClusterLink | null = null;
   readonly #remoteOffline: Array<(userId: string, told: boolean) => void> = [];
+  readonly #names = new Map<string, string>();
   readonly #byUser = new Map<string, Set<HubSocket>>();
   readonly #gameServers = new Map<string, GameServerEntry>();
   /** remote address -> user id -> verified sockets of that user from there */
@@ -59,7 +60,8 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
   }
 
   /** Returns true when this is the user's first open socket (on this process). `address` is where the socket comes from. */
-  add(userId: string, socket: HubSocket, address = ''): boolean {
+  add(userId: string, socket: HubSocket, address = '', username = ''): boolean {
+    if (username) this.#names.set(userId, username);
     if (address) {
       this.#addressOf.set(socket, address);
       let users = this.#usersAt.get(address);
@@ -92,6 +94,7 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
     }
     if (set.size === 0) {
       this.#byUser.delete(userId);
+      this.#names.delete(userId);
       this.#link?.announceOffline(userId);
       return true;
     }
@@ -113,6 +116,11 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
 
   isInWorld(userId: string): boolean {
     return this.inWorld(userId);
+  }
+
+  /** The name of a user with a verified socket on this process, as it was when the socket verified. */
+  usernameOf(userId: string): string | undefined {
+    return this.#names.get(userId);
   }
 
   /** The ids of users with at least one verified socket on this process. */

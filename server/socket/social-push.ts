@@ -21,16 +21,15 @@ const PUSHED: Record<string, { message: string; toTarget: boolean }> = {
 export function attachSocialPush(deps: {
   events: HostEvents;
   notifier: Notifier;
-  users: { get(id: string): StoredUser | undefined };
   publicView(user: StoredUser): PublicUserDto;
 }): () => void {
-  const { events, notifier, users, publicView } = deps;
-  const onAction = ({ action, actorId, targetId }: { action: string; actorId: string; targetId: string }) => {
+  const { events, notifier, publicView } = deps;
+  // The two users as the action committed them.
+  const onAction = ({ action, actor, target }: { action: string; actor: StoredUser; target: StoredUser }) => {
     const pushed = PUSHED[action];
     if (!pushed) return;
-    const actor = users.get(actorId);
-    const target = users.get(targetId);
-    if (!actor || !target) return;
+    const actorId = actor.Id;
+    const targetId = target.Id;
     const result = (user: StoredUser): SocialPushResult => ({
       action,
       fromUserId: actorId,

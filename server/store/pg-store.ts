@@ -5,6 +5,7 @@ import { COMMIT_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from '
 import { redactUrl } from './pg-url.js';
 import { freeze } from 'immer';
 import { txRepo } from './tx-repo.js';
+import { ListIndex } from './list-index.js';
 import type { DataStore, ReadCollection, ReadLog, Tx, TxRepo } from './seam.js';
 import { isSafeId, TransactionConflictError, type LogSpec, type StoreLogger } from './store.js';
 
@@ -52,6 +53,7 @@ interface IndexDef<T> {
 export class PgCollection<T> implements ReadCollection<T> {
   readonly #rows = new Map<string, Row<T>>();
   readonly #indexes = new Map<string, IndexDef<T>>();
+  readonly #lists = new Map<string, ListIndex<T>>();
 
   constructor(readonly name: string) {}
 
@@ -59,21 +61,65 @@ export class PgCollection<T> implements ReadCollection<T> {
     return this.#rows.size;
   }
 
-  get(id: string): T | undefined {
+  /** The record as this process holds it, synchronously. */
+  peek(id: string): T | undefined {
     return this.#rows.get(id)?.data;
   }
 
-  has(id: string): boolean {
-    return this.#rows.has(id);
+  get(id: string): Promise<T | undefined> {
+    return Promise.resolve(this.peek(id));
   }
 
-  *values(): IterableIterator<T> {
-    for (const row of this.#rows.values()) yield row.data;
+  has(id: string): Promise<boolean> {
+    return Promise.resolve(this.#rows.has(id));
   }
 
-  find(index: string, key: string): T | undefined {
+  getMany(ids: readonly string[]): Promise<T[]> {
+    const found: T[] = [];
+    for (const id of ids) {
+      const record = this.peek(id);
+      if (record !== undefined) found.push(record);
+    }
+    return Promise.resolve(found);
+  }
+
+  count(): Promise<number> {
+    return Promise.resolve(this.#rows.size);
+  }
+
+  async *scan(): AsyncIterable<T> {
+    for (const row of [...this.#rows.values()]) yield row.data;
+  }
+
+  find(index: string, key: string): Promise<T | undefined> {
     const id = this.#index(index).ids.get(key);
-    return id === undefined ? undefined : this.get(id);
+    return Promise.resolve(id === undefined ? undefined : this.peek(id));
+  }
+
+  addListIndex(index: string, keysOf: (record: T) => readonly string[]): void {
+    const list = new ListIndex(keysOf);
+    for (const [id, row] of this.#rows) list.move(id, null, row.data);
+    this.#lists.set(index, list);
+  }
+
+  list(index: string, key: string): Promise<T[]> {
+    return this.getMany([...this.#list(index).ids(key)]);
+  }
+
+  #list(name: string): ListIndex<T> {
+    const index = this.#lists.get(name);
+    if (!index) throw new Error(`collection ${this.name} has no list index ${name}`);
+    return index;
+  }
+
+  /** @internal: the ids list index `index` holds under `key`, sorted. */
+  listIds(index: string, key: string): string[] {
+    return [...this.#list(index).ids(key)].sort();
+  }
+
+  /** @internal: whether `data` is listed under `key` in list index `index`. */
+  lists(index: string, data: T, key: string): boolean {
+    return this.#list(index).lists(data, key);
   }
 
   addIndex(index: string, keyOf: (record: T) => string | undefined): void {
@@ -101,13 +147,15 @@ export class PgCollection<T> implements ReadCollection<T> {
     return this.#index(index).ids.get(key);
   }
 
-  /** @internal: the index keys of a record, as `index/key`. */
+  /** @internal: the index keys of a record, as `index/key` (list indexes' as `list:index/key`). */
   keysOf(data: T): string[] {
     const keys: string[] = [];
     for (const [name, def] of this.#indexes) {
       const key = def.keyOf(data);
       if (key !== undefined) keys.push(`${name}/${key}`);
     }
+    for (const [name, list] of this.#lists)
+      for (const key of list.keysOf(data)) keys.push(`list:${name}/${key}`);
     return keys;
   }
 
@@ -121,6 +169,7 @@ export class PgCollection<T> implements ReadCollection<T> {
       if (oldKey !== undefined && oldKey !== newKey && def.ids.get(oldKey) === id) def.ids.delete(oldKey);
       if (newKey !== undefined) def.ids.set(newKey, id);
     }
+    for (const list of this.#lists.values()) list.move(id, current?.data ?? null, data);
     if (data === null) this.#rows.delete(id);
     else this.#rows.set(id, { version, data });
   }
@@ -184,6 +233,10 @@ class PgTransaction implements Tx {
     string,
     { collection: PgCollection<unknown>; index: string; key: string; id: string | undefined }
   >();
+  readonly listReads = new Map<
+    string,
+    { collection: PgCollection<unknown>; index: string; key: string; ids: string }
+  >();
   readonly appends: Array<{ log: PgLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
   readonly effects: Array<() => void> = [];
   done = false;
@@ -203,7 +256,7 @@ class PgTransaction implements Tx {
       if (own) return own.data ?? undefined;
       if (!this.reads.has(key(id)))
         this.reads.set(key(id), { collection, id, version: collection.versionOf(id) });
-      return collection.get(id);
+      return collection.peek(id);
     };
     const write = (id: string, data: unknown): void => {
       this.#live();
@@ -221,7 +274,21 @@ class PgTransaction implements Tx {
       if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
       return id === undefined ? undefined : read(id);
     };
-    return txRepo<T>(name, { read, write, find });
+    const listIds = (index: string, indexKey: string): string[] => {
+      this.#live();
+      const committed = collection.listIds(index, indexKey);
+      const readKey = `${name}/list:${index}/${indexKey}`;
+      if (!this.listReads.has(readKey))
+        this.listReads.set(readKey, { collection, index, key: indexKey, ids: committed.join(' ') });
+      const ids = new Set(committed);
+      for (const own of this.writes.values()) {
+        if (own.collection !== collection) continue;
+        if (own.data !== null && collection.lists(index, own.data, indexKey)) ids.add(own.id);
+        else ids.delete(own.id);
+      }
+      return [...ids];
+    };
+    return txRepo<T>(name, { read, write, find, listIds });
   }
 
   append<E extends { seq: number }>(name: string, entry: E): E {
@@ -241,6 +308,9 @@ class PgTransaction implements Tx {
     }
     for (const read of this.keyReads.values()) {
       if (read.collection.idOf(read.index, read.key) !== read.id) return false;
+    }
+    for (const read of this.listReads.values()) {
+      if (read.collection.listIds(read.index, read.key).join(' ') !== read.ids) return false;
     }
     return true;
   }
@@ -526,6 +596,7 @@ export class PgStore implements DataStore {
       let ok = t.valid();
       if (ok) for (const key of t.reads.keys()) if (touched.has(key)) ok = false;
       if (ok) for (const key of t.keyReads.keys()) if (touched.has(key)) ok = false;
+      if (ok) for (const key of t.listReads.keys()) if (touched.has(key)) ok = false;
       if (!ok) {
         retry.push(queued);
         continue;
@@ -533,7 +604,7 @@ export class PgStore implements DataStore {
       accepted.push(queued);
       for (const [key, write] of t.writes) {
         touched.add(key);
-        const before = write.collection.get(write.id);
+        const before = write.collection.peek(write.id);
         const keys = [
           ...(before === undefined ? [] : write.collection.keysOf(before)),
           ...(write.data === null ? [] : write.collection.keysOf(write.data)),

@@ -3,9 +3,10 @@ import type { Draft } from 'immer';
 /**
  * The storage seam: the only way services reach data. A store is a set of collections (records by id, with unique
  * secondary indexes) and append-only logs, changed only inside `tx`, which commits everything it changed
- * atomically or nothing. Records handed out are deeply frozen; a change is visible to readers only once it is
- * durable. The embedded store (store.ts: write-ahead log, one JSON file per record) implements it; another
- * implementation must pass the same conformance suite (test/server/store.test.ts).
+ * atomically or nothing. Reads are asynchronous, so a store may answer them from memory (the embedded store) or
+ * with a query per request (a database). Records handed out are deeply frozen; a change is visible to readers only
+ * once it is durable. The embedded store (store.ts: write-ahead log, one JSON file per record) implements it;
+ * another implementation must pass the same conformance suite (test/server/store-conformance.ts).
  */
 export interface DataStore {
   collection<T>(name: string): ReadCollection<T>;
@@ -26,21 +27,30 @@ export interface DataStore {
 export interface HostStore extends DataStore {
   checkpoint(): Promise<void>;
   /**
-   * Brings this process's copy up to every commit made so far by any process (PostgreSQL: before acting on what
-   * another host announced; the embedded store has one process and nothing to catch up with).
+   * Makes every commit made so far by any process visible to this process's reads (PostgreSQL: before acting on
+   * what another host announced; the embedded store has one process and nothing to catch up with).
    */
   refresh(): Promise<void>;
 }
 
 /** Durable records of one collection, read-only. */
 export interface ReadCollection<T> {
-  readonly size: number;
-  get(id: string): T | undefined;
-  has(id: string): boolean;
-  values(): IterableIterator<T>;
+  get(id: string): Promise<T | undefined>;
+  has(id: string): Promise<boolean>;
+  /** The records of these ids that exist, in the order asked (missing ones left out). */
+  getMany(ids: readonly string[]): Promise<T[]>;
   /** The record holding `key` in the unique index `index`. */
-  find(index: string, key: string): T | undefined;
+  find(index: string, key: string): Promise<T | undefined>;
+  /** How many records there are. */
+  count(): Promise<number>;
+  /** Every record, in no particular order (startup indexes, admin tools, migration). */
+  scan(): AsyncIterable<T>;
+  /** The records whose list index `index` holds `key` (e.g. avatars using a build file). */
+  list(index: string, key: string): Promise<T[]>;
+  /** Declares a unique secondary key before the collection is used (e.g. users by lower-cased name). */
   addIndex(index: string, keyOf: (record: T) => string | undefined): void;
+  /** Declares a non-unique index before the collection is used: a record is listed under each of its keys. */
+  addListIndex(index: string, keysOf: (record: T) => readonly string[]): void;
 }
 
 /** A durable history, read by position (oldest first). */
@@ -54,15 +64,17 @@ export interface ReadLog<E, K> {
 
 /** A collection as a transaction sees it: its own writes, then the newest committed versions. */
 export interface TxRepo<T> {
-  get(id: string): T | undefined;
-  has(id: string): boolean;
+  get(id: string): Promise<T | undefined>;
+  has(id: string): Promise<boolean>;
   /** The record holding `key` in a unique index. */
-  find(index: string, key: string): T | undefined;
+  find(index: string, key: string): Promise<T | undefined>;
+  /** The records a list index holds under `key` (a record added or removed there meanwhile makes a conflict). */
+  list(index: string, key: string): Promise<T[]>;
   /** Writes a whole record (frozen; the caller must not change it afterwards). */
   put(id: string, data: T): T;
-  /** Changes a record through a draft (immer): returns the new frozen version. Throws when there is none. */
-  update(id: string, recipe: (draft: Draft<T>) => void): T;
-  remove(id: string): void;
+  /** Changes a record through a draft (immer): returns the new frozen version. Rejects when there is none. */
+  update(id: string, recipe: (draft: Draft<T>) => void): Promise<T>;
+  remove(id: string): Promise<void>;
 }
 
 export interface Tx {

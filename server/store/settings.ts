@@ -13,11 +13,11 @@ export interface HostSettingsRecord {
 }
 
 /** The durable host settings (for a folder of the first layout, what its meta.json held). */
-export function hostSettings(store: DataStore): HostSettingsRecord {
+export async function hostSettings(store: DataStore): Promise<HostSettingsRecord> {
   // Only an embedded data folder can be of the first layout (PostgreSQL stores began with this collection).
   const meta: Partial<StoreMeta> = store instanceof Store ? store.meta : {};
   return (
-    store.collection<HostSettingsRecord>(SETTINGS).get(HOST) ?? {
+    (await store.collection<HostSettingsRecord>(SETTINGS).get(HOST)) ?? {
       ownerSetupDone: meta.ownerSetupDone ?? false,
       ...(meta.settings?.requireInviteCode !== undefined
         ? { requireInviteCode: meta.settings.requireInviteCode }
@@ -27,7 +27,11 @@ export function hostSettings(store: DataStore): HostSettingsRecord {
 }
 
 /** Changes the host settings in transaction `t`. */
-export function updateHostSettings(t: Tx, store: DataStore, patch: Partial<HostSettingsRecord>): void {
+export async function updateHostSettings(
+  t: Tx,
+  store: DataStore,
+  patch: Partial<HostSettingsRecord>,
+): Promise<void> {
   const repo = t.repo<HostSettingsRecord>(SETTINGS);
-  repo.put(HOST, { ...(repo.get(HOST) ?? hostSettings(store)), ...patch });
+  repo.put(HOST, { ...((await repo.get(HOST)) ?? (await hostSettings(store))), ...patch });
 }

@@ -15,6 +15,7 @@ import { StoreLog } from './store-log.js';
 import { WriteAheadLog, type LogFileSystem } from './wal.js';
 import { freeze } from 'immer';
 import { txRepo } from './tx-repo.js';
+import { idsWith, ListIndex } from './list-index.js';
 import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
 
 export type { DataStore, Tx, TxRepo } from './seam.js';
@@ -133,6 +134,7 @@ export class Collection<T> implements ReadCollection<T> {
   readonly #durable = new Map<string, Version<T>>();
   readonly #pending = new Map<string, PendingVersion<T>>();
   readonly #indexes = new Map<string, IndexDef<T>>();
+  readonly #lists = new Map<string, ListIndex<T>>();
   #live = 0;
 
   constructor(
@@ -140,17 +142,40 @@ export class Collection<T> implements ReadCollection<T> {
     readonly dir: string,
   ) {}
 
+  /** How many live records there are (synchronous: the embedded store holds them all). */
   get size(): number {
     return this.#live;
   }
 
-  /** The durable record, frozen. */
-  get(id: string): T | undefined {
+  /** The durable record, frozen (synchronous: the embedded store holds them all). */
+  peek(id: string): T | undefined {
     return this.#durable.get(id)?.data ?? undefined;
   }
 
-  has(id: string): boolean {
-    return this.get(id) !== undefined;
+  get(id: string): Promise<T | undefined> {
+    return Promise.resolve(this.peek(id));
+  }
+
+  has(id: string): Promise<boolean> {
+    return Promise.resolve(this.peek(id) !== undefined);
+  }
+
+  getMany(ids: readonly string[]): Promise<T[]> {
+    const found: T[] = [];
+    for (const id of ids) {
+      const record = this.peek(id);
+      if (record !== undefined) found.push(record);
+    }
+    return Promise.resolve(found);
+  }
+
+  count(): Promise<number> {
+    return Promise.resolve(this.#live);
+  }
+
+  async *scan(): AsyncIterable<T> {
+    // A copy: records committed while the caller awaits between items must not disturb the iteration.
+    for (const record of [...this.values()]) yield record;
   }
 
   *values(): IterableIterator<T> {
@@ -178,10 +203,42 @@ export class Collection<T> implements ReadCollection<T> {
     this.#indexes.set(name, def);
   }
 
+  addListIndex(name: string, keysOf: (record: T) => readonly string[]): void {
+    const index = new ListIndex(keysOf);
+    for (const [id, version] of this.#durable) index.move(id, null, version.data);
+    this.#lists.set(name, index);
+  }
+
+  list(name: string, key: string): Promise<T[]> {
+    return this.getMany([...this.#list(name).ids(key)]);
+  }
+
+  #list(name: string): ListIndex<T> {
+    const index = this.#lists.get(name);
+    if (!index) throw new Error(`collection ${this.name} has no list index ${name}`);
+    return index;
+  }
+
+  /** @internal: the ids list index `name` holds under `key` among committed versions (durable or not), sorted. */
+  headList(name: string, key: string): string[] {
+    const pending = [...this.#pending].map(([id, version]): [string, T | null] => [id, version.data]);
+    return idsWith(this.#list(name), key, this.#list(name).ids(key), pending);
+  }
+
+  /** @internal: whether `data` is listed under `key` in list index `name`. */
+  lists(name: string, data: T, key: string): boolean {
+    return this.#list(name).lists(data, key);
+  }
+
   /** The durable record with this key in index `name`. */
-  find(name: string, key: string): T | undefined {
+  find(name: string, key: string): Promise<T | undefined> {
+    return Promise.resolve(this.peekFind(name, key));
+  }
+
+  /** `find`, synchronously. */
+  peekFind(name: string, key: string): T | undefined {
     const id = this.#index(name).durable.get(key);
-    return id === undefined ? undefined : this.get(id);
+    return id === undefined ? undefined : this.peek(id);
   }
 
   #index(name: string): IndexDef<T> {
@@ -252,6 +309,7 @@ export class Collection<T> implements ReadCollection<T> {
         def.durable.delete(oldKey);
       if (newKey !== undefined) def.durable.set(newKey, id);
     }
+    for (const index of this.#lists.values()) index.move(id, before, version.data);
     this.#durable.set(id, { seq: version.seq, data: version.data });
     return true;
   }
@@ -333,6 +391,11 @@ class Transaction implements Tx {
     string,
     { collection: Collection<unknown>; index: string; key: string; id: string | undefined }
   >();
+  /** collection/index/key -> the ids a list index was seen holding (sorted, joined). */
+  readonly listReads = new Map<
+    string,
+    { collection: Collection<unknown>; index: string; key: string; ids: string }
+  >();
   readonly appends: Array<{ log: StoreLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
   readonly effects: Array<() => void> = [];
   /** Commits not yet durable whose versions this transaction read. */
@@ -373,7 +436,21 @@ class Transaction implements Tx {
       if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
       return id === undefined ? undefined : read(id);
     };
-    return txRepo<T>(name, { read, write, find });
+    const listIds = (index: string, indexKey: string): string[] => {
+      this.#live();
+      const committed = collection.headList(index, indexKey);
+      const readKey = `${name}/${index}/${indexKey}`;
+      if (!this.listReads.has(readKey))
+        this.listReads.set(readKey, { collection, index, key: indexKey, ids: committed.join(' ') });
+      const ids = new Set(committed);
+      for (const own of this.writes.values()) {
+        if (own.collection !== collection) continue;
+        if (own.data !== null && collection.lists(index, own.data, indexKey)) ids.add(own.id);
+        else ids.delete(own.id);
+      }
+      return [...ids];
+    };
+    return txRepo<T>(name, { read, write, find, listIds });
   }
 
   append<E extends { seq: number }>(name: string, entry: E): E {
@@ -393,6 +470,9 @@ class Transaction implements Tx {
     }
     for (const read of this.keyReads.values()) {
       if (read.collection.headFind(read.index, read.key) !== read.id) return false;
+    }
+    for (const read of this.listReads.values()) {
+      if (read.collection.headList(read.index, read.key).join(' ') !== read.ids) return false;
     }
     return true;
   }

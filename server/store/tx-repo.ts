@@ -13,26 +13,37 @@ export function txRepo<T>(
     read(id: string): unknown;
     write(id: string, data: unknown): void;
     find(index: string, key: string): unknown;
+    /** The ids a list index holds under `key`, as the transaction sees them. */
+    listIds(index: string, key: string): string[] | Promise<string[]>;
   },
 ): TxRepo<T> {
+  const read = async (id: string): Promise<T | undefined> => (await ops.read(id)) as T | undefined;
   return {
-    get: (id) => ops.read(id) as T | undefined,
-    has: (id) => ops.read(id) !== undefined,
-    find: (index, key) => ops.find(index, key) as T | undefined,
+    get: read,
+    has: async (id) => (await read(id)) !== undefined,
+    find: async (index, key) => (await ops.find(index, key)) as T | undefined,
+    list: async (index, key) => {
+      const found: T[] = [];
+      for (const id of await ops.listIds(index, key)) {
+        const record = await read(id);
+        if (record !== undefined) found.push(record);
+      }
+      return found;
+    },
     put: (id, data) => {
       const frozen = freeze(data, true);
       ops.write(id, frozen);
       return frozen;
     },
-    update: (id, recipe) => {
-      const current = ops.read(id) as T | undefined;
+    update: async (id, recipe) => {
+      const current = await read(id);
       if (current === undefined) throw new Error(`no record ${name}/${id}`);
       const next = freeze(produce(current, recipe), true) as T;
       ops.write(id, next);
       return next;
     },
-    remove: (id) => {
-      ops.read(id);
+    remove: async (id) => {
+      await read(id);
       ops.write(id, null);
     },
   };

@@ -99,24 +99,29 @@ export class UsersRepo {
     this.#collection.addIndex(BY_EMAIL, (user) => (user.Email ? user.Email.toLowerCase() : undefined));
   }
 
-  get size(): number {
-    return this.#collection.size;
+  count(): Promise<number> {
+    return this.#collection.count();
   }
 
-  get(id: string): StoredUser | undefined {
+  get(id: string): Promise<StoredUser | undefined> {
     return this.#collection.get(id);
   }
 
-  byUsername(username: string): StoredUser | undefined {
+  getMany(ids: readonly string[]): Promise<StoredUser[]> {
+    return this.#collection.getMany(ids);
+  }
+
+  byUsername(username: string): Promise<StoredUser | undefined> {
     return this.#collection.find(BY_NAME, username.toLowerCase());
   }
 
-  byEmail(email: string): StoredUser | undefined {
+  byEmail(email: string): Promise<StoredUser | undefined> {
     return this.#collection.find(BY_EMAIL, email.toLowerCase());
   }
 
-  values(): IterableIterator<StoredUser> {
-    return this.#collection.values();
+  /** Every user (admin tools and startup indexes; a request never walks every user). */
+  scan(): AsyncIterable<StoredUser> {
+    return this.#collection.scan();
   }
 
   /** The users collection inside a transaction. */

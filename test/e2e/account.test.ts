@@ -143,7 +143,7 @@ describe('accounts in a real browser', () => {
     await expect.poll(() => password.evaluate((el) => el === document.activeElement)).toBe(true);
     await page.screenshot({ path: '/tmp/ui-weak-password.png', fullPage: true });
     expect(sent).toEqual([]);
-    expect(host.server.users.byUsername('second_user')).toBeUndefined();
+    expect(await host.server.users.byUsername('second_user')).toBeUndefined();
 
     await password.fill('Strong#Pass2');
     await page.getByLabel('Confirm password', { exact: true }).fill('Strong#Pass2');
@@ -258,7 +258,7 @@ describe('accounts in a real browser', () => {
     const select = page.getByLabel('Status', { exact: true });
     expect(await select.inputValue()).toBe('1');
     await select.selectOption({ label: 'Do Not Disturb' });
-    await expect.poll(() => host.server.users.byUsername('status_user')?.Bio.Status).toBe(4);
+    await expect.poll(async () => (await host.server.users.byUsername('status_user'))?.Bio.Status).toBe(4);
     await expect.poll(() => select.isEnabled()).toBe(true);
     expect(await select.inputValue()).toBe('4');
     expectNoProblems(tab);
@@ -279,7 +279,7 @@ describe('accounts in a real browser', () => {
     await page.getByLabel('Code from the app').fill(totp.generate());
     await page.getByRole('button', { name: 'Confirm and turn on' }).click();
     await expect.poll(() => page.getByTestId('twofa-state').textContent()).toBe('On');
-    expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(true);
+    expect((await host.server.users.byUsername('twofa_user'))?.is2FAVerified).toBe(true);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(page, 'twofa_user', password);
@@ -308,11 +308,11 @@ describe('accounts in a real browser', () => {
     await offForm.getByRole('button', { name: 'Turn off', exact: true }).click();
     await expect.poll(() => offForm.getByText('Not your current password').count()).toBe(1);
     await page.screenshot({ path: '/tmp/ui-twofa-off.png', fullPage: true });
-    expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(true);
+    expect((await host.server.users.byUsername('twofa_user'))?.is2FAVerified).toBe(true);
     await current.fill(password);
     await offForm.getByRole('button', { name: 'Turn off', exact: true }).click();
     await expect.poll(() => page.getByTestId('twofa-state').textContent()).toBe('Off');
-    expect(host.server.users.byUsername('twofa_user')?.is2FAVerified).toBe(false);
+    expect((await host.server.users.byUsername('twofa_user'))?.is2FAVerified).toBe(false);
     expectNoProblems(tab);
   });
 

@@ -130,7 +130,7 @@ describe('client builds and pronouns in a real browser', () => {
     await card.getByRole('button', { name: 'Save pronouns' }).click();
     await card.getByText('Saved: She/Her/Herself').waitFor();
     await page.screenshot({ path: '/tmp/ui-pronouns.png', fullPage: true });
-    const stored = host.server.users.byUsername(PLAYER.username)!.Bio.Pronouns;
+    const stored = (await host.server.users.byUsername(PLAYER.username))!.Bio.Pronouns;
     expect(stored).toEqual({
       NominativeCase: 'She',
       AccusativeCase: 'Her',
@@ -143,7 +143,7 @@ describe('client builds and pronouns in a real browser', () => {
     });
     await card.getByRole('button', { name: 'Remove pronouns' }).click();
     await card.getByText('Pronouns removed.').waitFor();
-    expect(host.server.users.byUsername(PLAYER.username)!.Bio.Pronouns).toBeUndefined();
+    expect((await host.server.users.byUsername(PLAYER.username))!.Bio.Pronouns).toBeUndefined();
     expectNoProblems(tab);
   });
 });

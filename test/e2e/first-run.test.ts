@@ -63,7 +63,7 @@ describe('first-run owner setup in a real browser', () => {
     expect(await page.locator('.field-message.is-error').first().textContent()).toBe(
       'Does not match the secret the host shows',
     );
-    expect(host.server.users.size).toBe(0);
+    expect(await host.server.users.count()).toBe(0);
     expectNoProblems(tab);
   });
 
@@ -90,7 +90,7 @@ describe('first-run owner setup in a real browser', () => {
     await expectSignedInAs(page, OWNER.username, 'Owner');
     await page.screenshot({ path: '/tmp/ui-signed-in.png', fullPage: true });
 
-    const owner = host.server.users.byUsername(OWNER.username);
+    const owner = await host.server.users.byUsername(OWNER.username);
     expect(owner?.Rank).toBe(6);
     expect(host.server.setupSecret).toBeNull();
     expect((await storedSession(page))?.userid).toBe(owner?.Id);

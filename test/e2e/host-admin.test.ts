@@ -151,7 +151,7 @@ describe('host administration in a browser', { timeout: 60_000 }, () => {
     await tokens.getByLabel('Game server name').fill('Basement PC');
     await tokens.getByRole('button', { name: 'Add token' }).click();
     const token = (await tokens.getByTestId('new-game-server-token').textContent())!.trim();
-    expect(host.server.gameServerTokens.verify(token)).not.toBeNull();
+    expect(await host.server.gameServerTokens.verify(token)).not.toBeNull();
     await tokens.getByTestId('game-server-token-row').filter({ hasText: 'Basement PC' }).waitFor();
     for (const theme of ['dark', 'light'] as const) {
       await chooseTheme(page, theme);
@@ -161,7 +161,7 @@ describe('host administration in a browser', { timeout: 60_000 }, () => {
     await tokens.getByRole('button', { name: 'Revoke the token “Basement PC”' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
     await tokens.getByText(/No tokens made here/).waitFor();
-    expect(host.server.gameServerTokens.verify(token)).toBeNull();
+    expect(await host.server.gameServerTokens.verify(token)).toBeNull();
     expectNoProblems(ada);
   });
 

@@ -179,7 +179,7 @@ describe('friends and invite requests in a real browser', () => {
     expect(await fitsViewport(a.page)).toBe(true);
     await shot(a.page, '/tmp/ui-friends-narrow.png');
 
-    const stored = host.server.invites.list(host.server.users.byUsername('Bea')!.Id);
+    const stored = await host.server.invites.list((await host.server.users.byUsername('Bea'))!.Id);
     expect(stored.map((r) => r.state)).toEqual(['dismissed']);
 
     expectNoProblems(a);
@@ -198,14 +198,14 @@ describe('friends and invite requests in a real browser', () => {
     await a.page.getByText('Blocked Bea.').waitFor();
     await a.page.locator('[data-testid="blocked-row"][data-username="Bea"]').waitFor();
     expect(await beaRow.count()).toBe(0);
-    expect(host.server.users.byUsername('Ann')?.BlockedUsers).toHaveLength(1);
+    expect((await host.server.users.byUsername('Ann'))?.BlockedUsers).toHaveLength(1);
 
     await a.page
       .locator('[data-testid="blocked-row"][data-username="Bea"]')
       .getByRole('button', { name: 'Unblock' })
       .click();
     await a.page.getByText('Unblocked Bea.').waitFor();
-    expect(host.server.users.byUsername('Ann')?.BlockedUsers).toEqual([]);
+    expect((await host.server.users.byUsername('Ann'))?.BlockedUsers).toEqual([]);
 
     // An unknown name is a field error, not a request.
     await a.page.getByRole('form', { name: 'Add a friend' }).getByLabel('Username').fill('Nobody1');

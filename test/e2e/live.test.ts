@@ -134,7 +134,7 @@ describe('every window live and honest', () => {
     await page.getByRole('heading', { name: 'Invite requests', level: 1 }).waitFor();
     expect(await page.title()).toBe('Invites · Hypernex Companion');
 
-    const dan = host.server.users.byUsername('Dan')!;
+    const dan = (await host.server.users.byUsername('Dan'))!;
     await page.goto(`${host.server.url}/#/moderation/${dan.Id}`);
     await page.getByRole('heading', { name: 'Moderation', level: 1 }).waitFor();
     await page
@@ -149,7 +149,7 @@ describe('every window live and honest', () => {
 
   it('has no serious accessibility violations on any screen, in both themes (axe-core)', async () => {
     const found: string[] = [];
-    const dan = host.server.users.byUsername('Dan')!;
+    const dan = (await host.server.users.byUsername('Dan'))!;
     for (const theme of ['dark', 'light'] as const) {
       const scan = async (page: Page, what: string): Promise<void> => {
         await page.waitForLoadState('networkidle');

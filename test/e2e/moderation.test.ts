@@ -47,7 +47,7 @@ describe('moderation in a real browser', () => {
       email: `${username.toLowerCase()}@example.test`,
     });
     if (rank !== undefined) {
-      const owner = host.server.users.byUsername(OWNER.username)!;
+      const owner = (await host.server.users.byUsername(OWNER.username))!;
       await host.server.moderation.act(owner, 'setrank', user.Id, { newRank: rank });
     }
     return user;
@@ -181,8 +181,8 @@ describe('moderation in a real browser', () => {
     await panel.getByLabel('Reason').fill('Rude in world chat');
 
     // Behind the panel's back, the owner makes Uma an admin.
-    const owner = host.server.users.byUsername(OWNER.username)!;
-    const uma = host.server.users.byUsername('Uma')!;
+    const owner = (await host.server.users.byUsername(OWNER.username))!;
+    const uma = (await host.server.users.byUsername('Uma'))!;
     await host.server.moderation.act(owner, 'setrank', uma.Id, { newRank: Rank.Admin });
 
     await panel.getByRole('button', { name: 'Warn Uma…' }).click();
@@ -190,7 +190,7 @@ describe('moderation in a real browser', () => {
     const refusal = panel.getByRole('form', { name: 'Warn Uma' }).getByRole('alert');
     await refusal.waitFor();
     expect(await refusal.textContent()).toContain('You can only act on users ranked below you');
-    expect(host.server.users.byUsername('Uma')?.WarnStatus.isWarned).toBe(false);
+    expect((await host.server.users.byUsername('Uma'))?.WarnStatus.isWarned).toBe(false);
     expectNoProblems(mod);
   });
 
@@ -217,12 +217,12 @@ describe('moderation in a real browser', () => {
     await panel.getByRole('button', { name: 'Ban Vic…' }).click();
     expect(await panel.getByTestId('ban-ends').textContent()).toBe('The end must be in the future');
     expect(sent).toEqual([]);
-    expect(host.server.users.get(fresh.Id)?.BanStatus.isBanned).toBe(false);
+    expect((await host.server.users.get(fresh.Id))?.BanStatus.isBanned).toBe(false);
     expectNoProblems(mod);
   });
 
   it('pages through a long log', async () => {
-    const owner = host.server.users.byUsername(OWNER.username)!;
+    const owner = (await host.server.users.byUsername(OWNER.username))!;
     const wes = await makeUser('Wes');
     for (let i = 0; i < 23; i++) {
       await host.server.moderation.act(owner, 'addbadge', wes.Id, { badgeName: `badge ${i}` });

@@ -95,7 +95,7 @@ describe('password help in a real browser', { timeout: 60_000 }, () => {
   it('lets the owner set a new password for a user from Moderation, signing them out; a moderator cannot', async () => {
     const dana = await open('Dana');
     await dana.page.locator('[data-testid="shell-connection"][data-health="connected"]').waitFor();
-    const danaId = host.server.users.byUsername('Dana')!.Id;
+    const danaId = (await host.server.users.byUsername('Dana'))!.Id;
 
     const modi = await open('Modi', PASSWORD, `#/moderation/${danaId}`);
     await modi.page.getByTestId('mod-panel').waitFor();

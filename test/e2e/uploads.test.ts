@@ -1054,16 +1054,14 @@ describe('uploads across a host restart', { timeout: 90_000 }, () => {
     await waitForJob(page, 'harbour.hnw', 'Uploaded', 45_000);
     await waitForJob(page, 'flag.png', 'Uploaded', 45_000);
     // The world is whole on the host: its build is the file as sent, byte for byte.
-    const owner = server.users.byUsername(OWNER.username)!;
-    const stored = [...server.uploads.allWorlds()].find((w) => w.Name === 'Harbour')!;
-    const build = server.uploads.fileRecord(owner.Id, stored.Builds[0]!.FileId)!;
+    const owner = (await server.users.byUsername(OWNER.username))!;
+    const stored = (await server.uploads.worlds(owner.Worlds)).find((w) => w.Name === 'Harbour')!;
+    const build = (await server.uploads.fileRecord(owner.Id, stored.Builds[0]!.FileId))!;
     expect(build.Hash).toBe(md5(world));
-    expect(
-      server.uploads
-        .filesOf(owner.Id)
-        .map((f) => f.OriginalName)
-        .sort(),
-    ).toEqual(['flag.png', 'harbour.hnw']);
+    expect((await server.uploads.filesOf(owner.Id)).map((f) => f.OriginalName).sort()).toEqual([
+      'flag.png',
+      'harbour.hnw',
+    ]);
     await page.screenshot({ path: '/tmp/ui18-uploads-host-back.png', fullPage: true });
     // The browser logged the refused connections while the host was down; nothing else went wrong.
     expect(

@@ -44,7 +44,7 @@ afterEach(async () => {
 describe('host agent', () => {
   it('reports an invite request delivered to the desktop user, and still delivers it to their sockets', async () => {
     await befriend(me, ann);
-    expect(agent.setDesktopUser({ userId: me.id, tokenContent: me.token })).toBe(true);
+    expect(await agent.setDesktopUser({ userId: me.id, tokenContent: me.token })).toBe(true);
     const mine = await connect(me);
     const sender = await connect(ann);
     sender.sendJson({
@@ -65,13 +65,13 @@ describe('host agent', () => {
     ]);
     // Dismissing from the notification updates the request on the host.
     await agent.dismissInvite(me.id, String(delivered.requestId));
-    expect(host.server.invites.list(me.id)[0]?.state).toBe('dismissed');
+    expect((await host.server.invites.list(me.id))[0]?.state).toBe('dismissed');
   });
 
   it('reports nothing for other users, and nothing once the desktop user signs out', async () => {
     await befriend(me, ann);
-    agent.setDesktopUser({ userId: ann.id, tokenContent: ann.token });
-    agent.setDesktopUser(null);
+    await agent.setDesktopUser({ userId: ann.id, tokenContent: ann.token });
+    await agent.setDesktopUser(null);
     const mine = await connect(me);
     const sender = await connect(ann);
     sender.sendJson({
@@ -85,7 +85,7 @@ describe('host agent', () => {
   });
 
   it('refuses a desktop user whose token does not verify', async () => {
-    expect(agent.setDesktopUser({ userId: me.id, tokenContent: 'forged' })).toBe(false);
+    expect(await agent.setDesktopUser({ userId: me.id, tokenContent: 'forged' })).toBe(false);
     expectOk(
       await host.post('sendFriendRequest', { userid: ann.id, tokenContent: ann.token, targetUserId: me.id }),
     );
@@ -97,7 +97,7 @@ describe('host agent', () => {
     expectOk(
       await host.post('sendFriendRequest', { userid: bob.id, tokenContent: bob.token, targetUserId: me.id }),
     );
-    agent.setDesktopUser({ userId: me.id, tokenContent: me.token });
+    await agent.setDesktopUser({ userId: me.id, tokenContent: me.token });
     expectOk(
       await host.post('sendFriendRequest', { userid: ann.id, tokenContent: ann.token, targetUserId: me.id }),
     );

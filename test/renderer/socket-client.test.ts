@@ -142,8 +142,8 @@ describe('socket client against a real host', () => {
   it('verifies with the token and delivers invite requests both ways, with the cooldown in the answer', async () => {
     const ann = await account();
     const bea = await account();
-    await server.social.act('sendFriendRequest', server.users.get(ann.id)!, bea.id);
-    await server.social.act('acceptFriendRequest', server.users.get(bea.id)!, ann.id);
+    await server.social.act('sendFriendRequest', (await server.users.get(ann.id))!, bea.id);
+    await server.social.act('acceptFriendRequest', (await server.users.get(bea.id))!, ann.id);
     const a = client(ann);
     const b = client(bea);
     const seen: SocketEvent[] = [];
@@ -160,7 +160,7 @@ describe('socket client against a real host', () => {
     const got = seen.find((e) => e.message === 'gotinviterequest');
     expect(got?.result).toMatchObject({
       fromUserId: ann.id,
-      fromUsername: server.users.get(ann.id)!.Username,
+      fromUsername: (await server.users.get(ann.id))!.Username,
     });
 
     const again = await a.requestInvite(bea.id);
@@ -211,7 +211,7 @@ describe('socket client against a real host', () => {
     c.onRevoked((why) => revoked.push(why));
     c.start();
     await connected(c);
-    await server.moderation.act(server.users.get(mod.id)!, 'banuser', target.id, {
+    await server.moderation.act((await server.users.get(mod.id))!, 'banuser', target.id, {
       banReason: 'test',
       banDescription: '',
       timeEnd: Math.floor(Date.now() / 1000) + 3600,

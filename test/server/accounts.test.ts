@@ -266,7 +266,7 @@ describe('accounts', () => {
       expect(expectOk(await host.post('login', { username: 'alice', password: PASSWORD })).LoginResult).toBe(
         4,
       );
-      expect(host.server.users.get(alice.id)!.BanStatus.isBanned).toBe(false);
+      expect((await host.server.users.get(alice.id))!.BanStatus.isBanned).toBe(false);
     });
 
     it('tells a warned user once (LoginResult 3) and refuses their tokens until they log in', async () => {
@@ -439,7 +439,7 @@ describe('accounts', () => {
         const bob = await signUp(small, 'bob');
         for (let i = 0; i < 5; i++)
           expectOk(await small.post('login', { username: 'bob', password: PASSWORD }));
-        expect(small.server.users.get(bob.id)!.AccountTokens).toHaveLength(3);
+        expect((await small.server.users.get(bob.id))!.AccountTokens).toHaveLength(3);
       } finally {
         await small.close();
       }
@@ -572,7 +572,7 @@ describe('accounts', () => {
       );
       expect(answer.result?.error?.fields).toHaveProperty(field);
       expect(await usersOnDisk(host)).toEqual(before);
-      expect(host.server.users.get(alice.id)!.Bio.Status).toBe(1);
+      expect((await host.server.users.get(alice.id))!.Bio.Status).toBe(1);
     });
 
     it('refuses a wrong token and a null bio', async () => {

@@ -69,7 +69,7 @@ describe('shareavatartoken on the user socket', () => {
   it('shares with a player who is not a friend, as the game client shares with everyone in its instance', async () => {
     const aliceSocket = await open(alice);
     const bobSocket = await open(bob);
-    expect(host.server.users.get(bob.id)!.Friends).not.toContain(alice.id);
+    expect((await host.server.users.get(bob.id))!.Friends).not.toContain(alice.id);
     share(aliceSocket, alice, { targetUserId: bob.id, avatarId, avatarToken: assetToken });
     expect((await bobSocket.next('sharedavatartoken')).fromUserId).toBe(alice.id);
   });

@@ -281,7 +281,7 @@ describe('search, popularity, asset tokens, invite codes', () => {
       expectOk(await signUpWith('carol', code));
       const reused = expectFail(await signUpWith('dave', code), 'INVITE_CODE_REQUIRED');
       expect(reused.result?.error?.fields?.inviteCode).toMatch(/already used/);
-      expect(host.server.users.byUsername('dave')).toBeUndefined();
+      expect(await host.server.users.byUsername('dave')).toBeUndefined();
 
       const expiring = expectOk(
         await host.post('createInviteCode', {

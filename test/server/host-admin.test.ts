@@ -85,7 +85,7 @@ describe('host administration over the API', () => {
     expect(third.result?.error?.fields?.inviteCode).toBe(
       'Invite code has been used as many times as it allows',
     );
-    expect(h.server.users.byUsername('third')).toBeUndefined();
+    expect(await h.server.users.byUsername('third')).toBeUndefined();
     const listed = expectOk(await h.post('inviteCodes', as(me))).InviteCodes as Array<{
       maxUses: number;
       uses: unknown[];

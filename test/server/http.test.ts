@@ -22,7 +22,7 @@ describe('HTTP envelope and transport', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expectFail(json, 'INVALID_JSON');
-    expect(host.server.users.size).toBe(0);
+    expect(await host.server.users.count()).toBe(0);
   });
 
   it('answers a JSON body that is not an object as invalid parameters', async () => {
@@ -40,7 +40,7 @@ describe('HTTP envelope and transport', () => {
     const { res, json } = await send('createUser', body);
     expect(res.status).toBe(200);
     expectFail(json, 'BODY_TOO_LARGE');
-    expect(host.server.users.size).toBe(0);
+    expect(await host.server.users.count()).toBe(0);
   });
 
   it('accepts urlencoded bodies like the real server', async () => {
@@ -144,7 +144,7 @@ describe('HTTP envelope and transport', () => {
       }, 50);
     });
     expectOk(await host.get('gameEngine'));
-    expect(host.server.users.size).toBe(0);
+    expect(await host.server.users.count()).toBe(0);
   });
 });
 

@@ -80,7 +80,7 @@ describe('moderation', () => {
       const view = expectOk(await host.post('getUser', { userid: user.id })).UserData as { Badges: string[] };
       expect(view.Badges).toEqual(['tester']);
       expectOk(await act(mod, 'removebadge', user.id, { badgeName: 'TESTER' }), 'Done!');
-      expect(host.server.users.get(user.id)!.Badges).toEqual([]);
+      expect((await host.server.users.get(user.id))!.Badges).toEqual([]);
     });
 
     it('sets a rank below the caller', async () => {
@@ -108,7 +108,7 @@ describe('moderation', () => {
         4,
       );
       expectOk(await act(mod, 'warnuser', user.id, { warnReason: 'Again', warnDescription: '' }));
-      expect(host.server.users.get(user.id)!.WarnCount).toBe(2);
+      expect((await host.server.users.get(user.id))!.WarnCount).toBe(2);
       expectOk(await act(mod, 'unwarnuser', user.id));
       expect((await host.post('isValidToken', { userid: user.id, tokenContent: user.token })).result).toEqual(
         { isValidToken: true },
@@ -359,7 +359,7 @@ describe('moderation', () => {
       // Read every target's state after setup but before the refused action.
       const targets = [user, mod2, admin];
       const before = await Promise.all(targets.map(onDisk));
-      const memory = JSON.stringify(targets.map((t) => host.server.users.get(t.id)));
+      const memory = JSON.stringify(await Promise.all(targets.map((t) => host.server.users.get(t.id))));
       const sizeBefore = await logSize();
       const [answer, code, target = user] = await run();
       await refused(answer, code, target);
@@ -368,7 +368,9 @@ describe('moderation', () => {
       const index = targets.indexOf(target);
       if (_name !== 'a banned moderator' && _name !== 'a verified user (rank 3) as caller') {
         expect(await Promise.all(targets.map(onDisk))).toEqual(before);
-        expect(JSON.stringify(targets.map((t) => host.server.users.get(t.id)))).toBe(memory);
+        expect(JSON.stringify(await Promise.all(targets.map((t) => host.server.users.get(t.id))))).toBe(
+          memory,
+        );
         expect(await logSize()).toBe(sizeBefore);
       } else {
         expect(await onDisk(targets[index]!)).toBe(before[index]);
@@ -456,7 +458,7 @@ describe('moderation', () => {
       for (let restart = 0; restart < 3; restart++) {
         await host.server.close();
         host = await startHost({}, { clock, dir });
-        const stored = host.server.users.get(user.id)!;
+        const stored = (await host.server.users.get(user.id))!;
         expect(stored.Badges).toEqual(['kept']);
         expect(stored.WarnStatus.isWarned).toBe(false);
         // New commits are numbered after every log entry, old and new.
@@ -524,15 +526,15 @@ describe('moderation on a failing disk', () => {
       expectFail(await act('warnuser', { warnReason: 'spam', warnDescription: '' }), 'STORAGE_FULL');
       fs.fault = null;
       // The avatar, its file and the owner's list are all there; nobody is warned; the log is empty.
-      expect(host.server.uploads.avatar(avatarId)).toBeDefined();
-      expect(host.server.users.get(alice.id)!.Avatars).toEqual([avatarId]);
-      expect(host.server.users.get(alice.id)!.WarnStatus.isWarned).toBe(false);
+      expect(await host.server.uploads.avatar(avatarId)).toBeDefined();
+      expect((await host.server.users.get(alice.id))!.Avatars).toEqual([avatarId]);
+      expect((await host.server.users.get(alice.id))!.WarnStatus.isWarned).toBe(false);
       expect(await blobTree(host.dir)).toEqual(files);
       const log = expectOk(await host.post('moderationLog', { userid: bob.id, tokenContent: bob.token }));
       expect(log.Total).toBe(0);
       // Once the disk works again, the same action goes through whole.
       expectOk(await act('deleteavatar', { avatarId }), 'Removed avatar!');
-      expect(host.server.uploads.avatar(avatarId)).toBeUndefined();
+      expect(await host.server.uploads.avatar(avatarId)).toBeUndefined();
       expect(await blobTree(host.dir)).toEqual([]);
       expect(
         expectOk(await host.post('moderationLog', { userid: bob.id, tokenContent: bob.token })).Total,

@@ -165,7 +165,7 @@ describe('chunked uploads across hosts on PostgreSQL', () => {
     const other = answers.find((answer) => answer !== done[0])!;
     expect(expectOk(other, 'Uploaded Chunk!')).toMatchObject({ chunkId, received: 2 });
     expect(await storedFiles(dir)).toHaveLength(1);
-    expect(a.server.uploads.filesOf(alice.id)).toHaveLength(1);
+    expect(await a.server.uploads.filesOf(alice.id)).toHaveLength(1);
   });
 
   it('assembles once when the same last chunk reaches both hosts at once; the other gets a clear refusal', async () => {

@@ -203,7 +203,7 @@ describe('CLI on PostgreSQL', () => {
     expect(made.code).toBe(0);
     await expect.poll(async () => (await host.post('getUser', { username: 'dave' })).success).toBe(true);
     const dave = await login(host, 'dave');
-    expect(host.server.users.get(dave.id)?.Rank).toBe(4);
+    expect((await host.server.users.get(dave.id))?.Rank).toBe(4);
     const reset = await runCli([
       'user',
       'reset-password',

@@ -68,7 +68,7 @@ async function friends(a: TestHost, b: TestHost): Promise<[Account, Account]> {
   expectOk(await a.post('acceptFriendRequest', as(bob, { targetUserId: alice.id })));
   // B serves Bob once it heard of the last commit (his tokens and friends with it).
   await expect.poll(async () => (await b.post('inviteRequests', as(bob))).success).toBe(true);
-  await expect.poll(() => b.server.users.get(bob.id)?.Friends.includes(alice.id)).toBe(true);
+  await expect.poll(async () => (await b.server.users.get(bob.id))?.Friends.includes(alice.id)).toBe(true);
   return [alice, bob];
 }
 

@@ -14,6 +14,7 @@ const opened: PgStore[] = [];
 async function openStore(url: string): Promise<PgStore> {
   const store = await PgStore.open(url, SPEC);
   store.collection<Doc>('things').addIndex('name', (doc) => doc.name);
+  store.collection<Doc>('things').addListIndex('tag', (doc) => doc.list ?? []);
   opened.push(store);
   return store;
 }
@@ -33,11 +34,11 @@ describe('PostgreSQL store: several processes on one database', () => {
     await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1, name: 'ex' }));
     // Heard through LISTEN/NOTIFY, without asking.
     await expect.poll(() => b.collection<Doc>('things').get('x')).toEqual({ n: 1, name: 'ex' });
-    expect(b.collection<Doc>('things').find('name', 'ex')).toEqual({ n: 1, name: 'ex' });
-    await a.tx((t) => t.repo<Doc>('things').remove('x'));
+    expect(await b.collection<Doc>('things').find('name', 'ex')).toEqual({ n: 1, name: 'ex' });
+    await a.tx(async (t) => await t.repo<Doc>('things').remove('x'));
     await b.refresh();
-    expect(b.collection<Doc>('things').has('x')).toBe(false);
-    expect(b.collection<Doc>('things').find('name', 'ex')).toBeUndefined();
+    expect(await b.collection<Doc>('things').has('x')).toBe(false);
+    expect(await b.collection<Doc>('things').find('name', 'ex')).toBeUndefined();
   });
 
   it('runs a transaction again when the other store changed what it read, and both effects land', async () => {
@@ -53,7 +54,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const mayCommit = new Promise<void>((resolve) => (goOn = resolve));
     const fromB = b.tx(async (t) => {
       runsOfB++;
-      const current = t.repo<Doc>('things').get('counter')!;
+      const current = (await t.repo<Doc>('things').get('counter'))!;
       if (runsOfB === 1) {
         release();
         await mayCommit;
@@ -62,8 +63,8 @@ describe('PostgreSQL store: several processes on one database', () => {
     });
     await readDone;
     // A commits while B's first run holds a version that is now old.
-    await a.tx((t) => {
-      const current = t.repo<Doc>('things').get('counter')!;
+    await a.tx(async (t) => {
+      const current = (await t.repo<Doc>('things').get('counter'))!;
       t.repo<Doc>('things').put('counter', { n: current.n + 1, list: [...current.list!, 'a'] });
     });
     goOn();
@@ -71,7 +72,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(runsOfB).toBe(2);
     await a.refresh();
     for (const store of [a, b])
-      expect(store.collection<Doc>('things').get('counter')).toEqual({ n: 2, list: ['a', 'b'] });
+      expect(await store.collection<Doc>('things').get('counter')).toEqual({ n: 2, list: ['a', 'b'] });
   });
 
   it('loses no update when two stores change one record many times at once', async () => {
@@ -82,13 +83,13 @@ describe('PostgreSQL store: several processes on one database', () => {
     await b.refresh();
     const bump = (store: PgStore, label: string) =>
       store.tx(async (t) => {
-        const current = t.repo<Doc>('things').get('counter')!;
+        const current = (await t.repo<Doc>('things').get('counter'))!;
         await new Promise((resolve) => setImmediate(resolve));
         t.repo<Doc>('things').put('counter', { n: current.n + 1, list: [...current.list!, label] });
       });
     await Promise.all(Array.from({ length: 20 }, (_, i) => bump(i % 2 === 0 ? a : b, `w${i}`)));
     await a.refresh();
-    const counter = a.collection<Doc>('things').get('counter')!;
+    const counter = (await a.collection<Doc>('things').get('counter'))!;
     expect(counter.n).toBe(20);
     expect(new Set(counter.list).size).toBe(20);
   });
@@ -99,7 +100,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const b = await openStore(url);
     const create = (store: PgStore, id: string) =>
       store.tx(async (t) => {
-        const taken = t.repo<Doc>('things').find('name', 'same');
+        const taken = await t.repo<Doc>('things').find('name', 'same');
         await new Promise((resolve) => setImmediate(resolve));
         if (taken) return false;
         t.repo<Doc>('things').put(id, { n: 1, name: 'same' });
@@ -140,7 +141,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
     const b = await openStore(url);
-    await a.tx((t) => {
+    await a.tx(async (t) => {
       t.repo<Doc>('things').put('one', { n: 1, name: 'one' });
       t.append<Entry>('history', { seq: 0, target: 'one', note: 'made' });
     });
@@ -148,8 +149,8 @@ describe('PostgreSQL store: several processes on one database', () => {
     await a.close();
     await b.close();
     const again = await openStore(url);
-    expect(again.collection<Doc>('things').find('name', 'two')).toEqual({ n: 2, name: 'two' });
-    expect(again.collection<Doc>('things').size).toBe(2);
+    expect(await again.collection<Doc>('things').find('name', 'two')).toEqual({ n: 2, name: 'two' });
+    expect(await again.collection<Doc>('things').count()).toBe(2);
     expect(await again.log<Entry, unknown>('history').read(0)).toMatchObject({ note: 'made' });
   });
 
@@ -160,15 +161,15 @@ describe('PostgreSQL store: several processes on one database', () => {
     await b.refresh();
     await a.tx((t) => t.repo<Doc>('things').put('gone', { n: 1 }));
     await b.refresh();
-    await a.tx((t) => {
-      t.repo<Doc>('things').remove('gone');
+    await a.tx(async (t) => {
+      await t.repo<Doc>('things').remove('gone');
       t.repo<Doc>('things').put('new', { n: 2 });
     });
     // As if the commit rows b needs had been pruned before it heard of them.
     await queryAt(url, 'DELETE FROM hx_commits');
     await b.refresh();
-    expect(b.collection<Doc>('things').has('gone')).toBe(false);
-    expect(b.collection<Doc>('things').get('new')).toEqual({ n: 2 });
+    expect(await b.collection<Doc>('things').has('gone')).toBe(false);
+    expect(await b.collection<Doc>('things').get('new')).toEqual({ n: 2 });
   });
 
   it('runs its migrations once when several stores start together, and refuses a newer schema', async () => {
@@ -197,8 +198,8 @@ describe('PostgreSQL store: several processes on one database', () => {
       'CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON hx_records FOR EACH ROW EXECUTE FUNCTION refuse()',
     );
     const effects: string[] = [];
-    const failed = a.tx((t) => {
-      t.repo<Doc>('things').update('kept', (draft) => {
+    const failed = a.tx(async (t) => {
+      await t.repo<Doc>('things').update('kept', (draft) => {
         draft.n = 2;
       });
       t.repo<Doc>('things').put('poison', { n: 9 });
@@ -208,17 +209,18 @@ describe('PostgreSQL store: several processes on one database', () => {
     await expect(failed).rejects.toBeInstanceOf(StorageWriteError);
     await expect(failed).rejects.toThrow(/refused by the test/);
     expect(effects).toEqual([]);
-    expect(a.collection<Doc>('things').get('kept')).toEqual({ n: 1 });
-    expect(a.collection<Doc>('things').has('poison')).toBe(false);
+    expect(await a.collection<Doc>('things').get('kept')).toEqual({ n: 1 });
+    expect(await a.collection<Doc>('things').has('poison')).toBe(false);
     expect(a.log<Entry, unknown>('history').length).toBe(0);
     expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([{ id: 'kept' }]);
-    await a.tx((t) =>
-      t.repo<Doc>('things').update('kept', (draft) => {
-        draft.n = 3;
-      }),
+    await a.tx(
+      async (t) =>
+        await t.repo<Doc>('things').update('kept', (draft) => {
+          draft.n = 3;
+        }),
     );
     await b.refresh();
-    expect(b.collection<Doc>('things').get('kept')).toEqual({ n: 3 });
+    expect(await b.collection<Doc>('things').get('kept')).toEqual({ n: 3 });
     expect(b.log<Entry, unknown>('history').length).toBe(0);
   });
 
@@ -239,10 +241,10 @@ describe('PostgreSQL store: several processes on one database', () => {
     await expect(a.tx((t) => t.repo<Doc>('things').put('late', { n: 1 }))).rejects.toThrow(
       /refused at commit/,
     );
-    expect(a.collection<Doc>('things').has('late')).toBe(false);
+    expect(await a.collection<Doc>('things').has('late')).toBe(false);
     expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([]);
     await a.tx((t) => t.repo<Doc>('things').put('fine', { n: 2 }));
-    expect(a.collection<Doc>('things').get('fine')).toEqual({ n: 2 });
+    expect(await a.collection<Doc>('things').get('fine')).toEqual({ n: 2 });
   });
 
   it('says what is wrong when PostgreSQL cannot be reached', async () => {

@@ -116,13 +116,13 @@ describe('pronouns over updateBio and getUser', () => {
     const pub = expectOk(await host.post('getUser', { username: 'alice' }));
     expect((pub.UserData as { Bio: { Pronouns: unknown } }).Bio.Pronouns).toEqual(heHimStored);
     // What is on disk is the stored shape too.
-    expect(host.server.users.get(alice.id)!.Bio.Pronouns).toEqual(heHimStored);
+    expect((await host.server.users.get(alice.id))!.Bio.Pronouns).toEqual(heHimStored);
   });
 
   it('keeps pronouns when a bio update leaves them out, and removes them with "remove"', async () => {
     await host.post('updateBio', { userid: alice.id, tokenContent: alice.token, bio: { Pronouns: heHim } });
     await host.post('updateBio', { userid: alice.id, tokenContent: alice.token, bio: { StatusText: 'hi' } });
-    expect(host.server.users.get(alice.id)!.Bio.Pronouns).toEqual(heHimStored);
+    expect((await host.server.users.get(alice.id))!.Bio.Pronouns).toEqual(heHimStored);
     const removed = expectOk(
       await host.post('updateBio', {
         userid: alice.id,
@@ -158,7 +158,7 @@ describe('pronouns over updateBio and getUser', () => {
       'INVALID_BIO',
     );
     expect(Object.keys(answer.result?.error?.fields ?? {}).some((k) => k.startsWith(field))).toBe(true);
-    expect(host.server.users.get(alice.id)!.Bio.Pronouns).toBeUndefined();
+    expect((await host.server.users.get(alice.id))!.Bio.Pronouns).toBeUndefined();
   });
 
   it('answers ids stored by an earlier version of this host in the real server shape', async () => {

@@ -267,9 +267,9 @@ describe('access control', () => {
       expectFail(await host.post('remove/world', as(bob, { worldid: worldId })), 'TARGET_RANK_TOO_HIGH');
       expectFail(await host.post('remove/file', as(bob, { fileid: picture })), 'TARGET_RANK_TOO_HIGH');
 
-      expect(host.server.uploads.avatar(avatarId)).toBeDefined();
-      expect(host.server.uploads.world(worldId)).toBeDefined();
-      expect(host.server.users.get(alice.id)!.Avatars).toEqual([avatarId]);
+      expect(await host.server.uploads.avatar(avatarId)).toBeDefined();
+      expect(await host.server.uploads.world(worldId)).toBeDefined();
+      expect((await host.server.users.get(alice.id))!.Avatars).toEqual([avatarId]);
       expect(await blobTree(host.dir)).toEqual(files);
       expect((await log(alice)).Total).toBe(0);
       // A user below Moderator is refused as before.
@@ -289,8 +289,8 @@ describe('access control', () => {
       expectOk(await host.post('remove/world', as(bob, { worldid: worldId })), 'Removed world!');
       expectOk(await host.post('remove/file', as(bob, { fileid: picture })), 'Deleted file!');
 
-      expect(host.server.users.get(carol.id)!.Avatars).toEqual([]);
-      expect(host.server.users.get(carol.id)!.Worlds).toEqual([]);
+      expect((await host.server.users.get(carol.id))!.Avatars).toEqual([]);
+      expect((await host.server.users.get(carol.id))!.Worlds).toEqual([]);
       expect(await blobTree(host.dir)).toEqual([]);
       const entries = (await log(bob)).Entries;
       expect(entries.map((e) => [e.action, e.moderatorId, e.targetUserId, e.fields])).toEqual([
@@ -302,7 +302,7 @@ describe('access control', () => {
       const kept = expectOk(
         await upload(host, carol, { name: 'b.hna', data: 'y' }, { avatarMeta: avatarMeta() }),
       ).AvatarId as string;
-      const build = host.server.uploads.avatar(kept)!.Builds[0]!.FileId;
+      const build = (await host.server.uploads.avatar(kept))!.Builds[0]!.FileId;
       expectFail(await host.post('remove/file', as(bob, { fileid: build })), 'FILE_IN_USE');
       expect((await log(bob)).Total).toBe(3);
       // The owner's own removals are no moderation: nothing more is logged.
@@ -355,7 +355,7 @@ describe('access control', () => {
         'INVALID_META',
       );
       expect(refused.result?.error?.fields).toHaveProperty(['worldMeta.ServerScripts.0']);
-      expect(host.server.users.get(bob.id)!.Worlds).toEqual([]);
+      expect((await host.server.users.get(bob.id))!.Worlds).toEqual([]);
       expect(await blobTree(host.dir)).toEqual([`files/${alice.id}/${scriptId}.js`]);
       expectOk(await host.post('remove/file', as(alice, { fileid: scriptId })), 'Deleted file!');
     });
@@ -384,9 +384,9 @@ describe('access control', () => {
       const scriptId = await script(alice);
       const bobWorld = await world(bob, []);
       // A world saved by an earlier version could list anyone's script.
-      await host.server.store.tx((t) => {
+      await host.server.store.tx(async (t) => {
         const repo = t.repo<{ Builds: Array<{ ServerScripts: string[] }> }>('worlds');
-        const stored = repo.get(bobWorld)!;
+        const stored = (await repo.get(bobWorld))!;
         repo.put(bobWorld, {
           ...stored,
           Builds: stored.Builds.map((b) => ({ ...b, ServerScripts: [fileUrl(alice.id, scriptId)] })),
@@ -416,36 +416,36 @@ describe('access control', () => {
 
     it('refuses remove2fa with only the session token, and asks for the password and a code', async () => {
       const code = await turnOn2fa(alice);
-      const still = () => expect(host.server.users.get(alice.id)!.is2FAVerified).toBe(true);
+      const still = async () => expect((await host.server.users.get(alice.id))!.is2FAVerified).toBe(true);
 
       let answer = expectFail(await host.post('remove2fa', as(alice)), 'CONFIRMATION_REQUIRED');
       expect(answer.result?.error?.fields).toHaveProperty('currentPassword');
-      still();
+      await still();
       answer = expectFail(
         await host.post('remove2fa', as(alice, { currentPassword: PASSWORD })),
         'CONFIRMATION_REQUIRED',
       );
       expect(answer.result?.error?.fields).toHaveProperty('twofacode');
-      still();
+      await still();
       expectFail(
         await host.post('remove2fa', as(alice, { currentPassword: 'Wr0ng-pass', twofacode: code() })),
         'INCORRECT_CREDENTIALS',
       );
-      still();
+      await still();
       expectFail(
         await host.post('remove2fa', as(alice, { currentPassword: PASSWORD, twofacode: '000000' })),
         'INVALID_2FA_CODE',
       );
-      still();
+      await still();
       expectOk(
         await host.post('remove2fa', as(alice, { currentPassword: PASSWORD, twofacode: code() })),
         'Removed 2FA!',
       );
-      expect(host.server.users.get(alice.id)!.is2FAVerified).toBe(false);
+      expect((await host.server.users.get(alice.id))!.is2FAVerified).toBe(false);
     });
 
     it('refuses a signed-in resetPassword without the current password (and the code when 2FA is on)', async () => {
-      const hashBefore = host.server.users.get(alice.id)!.HashedPassword;
+      const hashBefore = (await host.server.users.get(alice.id))!.HashedPassword;
       expectFail(
         await host.post('resetPassword', as(alice, { newPassword: 'N3w-password!' })),
         'CONFIRMATION_REQUIRED',
@@ -457,7 +457,7 @@ describe('access control', () => {
         ),
         'INCORRECT_CREDENTIALS',
       );
-      expect(host.server.users.get(alice.id)!.HashedPassword).toBe(hashBefore);
+      expect((await host.server.users.get(alice.id))!.HashedPassword).toBe(hashBefore);
       expect(expectOk(await host.post('isValidToken', as(alice))).isValidToken).toBe(true);
 
       const code = await turnOn2fa(bob);
@@ -514,10 +514,10 @@ describe('access control', () => {
       avatarId = expectOk(
         await upload(host, alice, { name: 'a.hna', data: 'x' }, { avatarMeta: avatarMeta({ Publicity: 1 }) }),
       ).AvatarId as string;
-      avatarFile = host.server.uploads.avatar(avatarId)!.Builds[0]!.FileId;
+      avatarFile = (await host.server.uploads.avatar(avatarId))!.Builds[0]!.FileId;
       scriptId = await script(alice);
       worldId = await world(alice, [scriptId], 1);
-      worldFile = host.server.uploads.world(worldId)!.Builds[0]!.FileId;
+      worldFile = (await host.server.uploads.world(worldId))!.Builds[0]!.FileId;
     });
 
     const meta = async (kind: 'avatar' | 'world', id: string, from?: string, headers = {}) =>

@@ -238,7 +238,7 @@ describe('origins', () => {
       body: JSON.stringify({ username: 'mallory', password: PASSWORD, email: 'm@x.io' }),
     });
     expectFail(envelope(json), 'ORIGIN_NOT_ALLOWED');
-    expect(host.server.users.size).toBe(0);
+    expect(await host.server.users.count()).toBe(0);
     // A hot read route, by GET and by POST.
     await signUp(host, 'alice');
     for (const probe of [
@@ -262,7 +262,7 @@ describe('origins', () => {
     });
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     expectFail(envelope(preflight), 'ORIGIN_NOT_ALLOWED');
-    expect(host.server.users.size).toBe(1);
+    expect(await host.server.users.count()).toBe(1);
   });
 
   it("serves this host's own pages, the configured dashboard and native clients", async () => {

@@ -23,7 +23,7 @@ describe('first-run owner setup', () => {
       'INVALID_SETUP_SECRET',
     );
     expect(wrong.result?.error?.fields).toHaveProperty('setupSecret');
-    expect(host.server.users.size).toBe(0);
+    expect(await host.server.users.count()).toBe(0);
     // An ordinary sign-up never becomes the owner, whoever comes first.
     const first = expectOk(
       await host.post('createUser', { username: 'early', password: PASSWORD, email: 'e@x.io' }),

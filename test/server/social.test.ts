@@ -6,7 +6,7 @@ describe('social', () => {
   let alice: Account;
   let bob: Account;
   const as = (me: Account, targetUserId: string) => ({ userid: me.id, tokenContent: me.token, targetUserId });
-  const user = (account: Account) => host.server.users.get(account.id)!;
+  const user = async (account: Account) => (await host.server.users.get(account.id))!;
 
   beforeEach(async () => {
     host = await startHost();
@@ -19,25 +19,25 @@ describe('social', () => {
 
   it('makes friends through a request and its acceptance, on both sides', async () => {
     expectOk(await host.post('sendFriendRequest', as(alice, bob.id)), 'Sent friend request!');
-    expect(user(alice).OutgoingFriendRequests).toEqual([bob.id]);
-    expect(user(bob).FriendRequests).toEqual([alice.id]);
+    expect((await user(alice)).OutgoingFriendRequests).toEqual([bob.id]);
+    expect((await user(bob)).FriendRequests).toEqual([alice.id]);
     expectFail(await host.post('sendFriendRequest', as(alice, bob.id)), 'SOCIAL_REFUSED');
     expectFail(await host.post('acceptFriendRequest', as(alice, bob.id)), 'SOCIAL_REFUSED');
     expectOk(await host.post('acceptFriendRequest', as(bob, alice.id)), 'Accepted friend request!');
-    expect(user(alice).Friends).toEqual([bob.id]);
-    expect(user(bob).Friends).toEqual([alice.id]);
-    expect(user(alice).OutgoingFriendRequests).toEqual([]);
-    expect(user(bob).FriendRequests).toEqual([]);
+    expect((await user(alice)).Friends).toEqual([bob.id]);
+    expect((await user(bob)).Friends).toEqual([alice.id]);
+    expect((await user(alice)).OutgoingFriendRequests).toEqual([]);
+    expect((await user(bob)).FriendRequests).toEqual([]);
     expectFail(await host.post('sendFriendRequest', as(bob, alice.id)), 'SOCIAL_REFUSED');
     expectOk(await host.post('removeFriend', as(bob, alice.id)), 'Removed friend!');
-    expect(user(alice).Friends).toEqual([]);
+    expect((await user(alice)).Friends).toEqual([]);
   });
 
   it('declines a request', async () => {
     expectOk(await host.post('sendFriendRequest', as(alice, bob.id)));
     expectOk(await host.post('declineFriendRequest', as(bob, alice.id)), 'Declined friend request!');
-    expect(user(alice).OutgoingFriendRequests).toEqual([]);
-    expect(user(bob).FriendRequests).toEqual([]);
+    expect((await user(alice)).OutgoingFriendRequests).toEqual([]);
+    expect((await user(bob)).FriendRequests).toEqual([]);
   });
 
   it('blocking ends friendship, requests and follows both ways, and stops new ones', async () => {
@@ -45,10 +45,10 @@ describe('social', () => {
     expectOk(await host.post('acceptFriendRequest', as(bob, alice.id)));
     expectOk(await host.post('followUser', as(alice, bob.id)), 'Followed user!');
     expectOk(await host.post('blockUser', as(bob, alice.id)), 'Blocked user!');
-    expect(user(bob).BlockedUsers).toEqual([alice.id]);
-    expect(user(alice).Friends).toEqual([]);
-    expect(user(alice).Following).toEqual([]);
-    expect(user(bob).Followers).toEqual([]);
+    expect((await user(bob)).BlockedUsers).toEqual([alice.id]);
+    expect((await user(alice)).Friends).toEqual([]);
+    expect((await user(alice)).Following).toEqual([]);
+    expect((await user(bob)).Followers).toEqual([]);
     expectFail(await host.post('sendFriendRequest', as(alice, bob.id)), 'SOCIAL_REFUSED');
     expectFail(await host.post('followUser', as(alice, bob.id)), 'SOCIAL_REFUSED');
     expectOk(await host.post('unblockUser', as(bob, alice.id)), 'Unblocked user!');
@@ -64,7 +64,7 @@ describe('social', () => {
   });
 
   it('refuses acting on yourself, on an unknown user, or with a bad token, and changes nothing', async () => {
-    const before = JSON.stringify([user(alice), user(bob)]);
+    const before = JSON.stringify([await user(alice), await user(bob)]);
     expectFail(await host.post('sendFriendRequest', as(alice, alice.id)), 'SOCIAL_REFUSED');
     expectFail(await host.post('sendFriendRequest', as(alice, 'user_ghost')), 'USER_NOT_FOUND');
     expectFail(
@@ -79,6 +79,6 @@ describe('social', () => {
       await host.post('sendFriendRequest', { userid: alice.id, tokenContent: alice.token }),
       'INVALID_PARAMETERS',
     );
-    expect(JSON.stringify([user(alice), user(bob)])).toBe(before);
+    expect(JSON.stringify([await user(alice), await user(bob)])).toBe(before);
   });
 });

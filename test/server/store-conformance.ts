@@ -17,7 +17,7 @@ export interface Entry {
 export interface StoreFactory {
   /** A new, empty place for data. */
   place(): Promise<string>;
-  /** Opens the store at `place` with collections `things` (unique index `name`) and log `history`. */
+  /** Opens the store at `place` with collection `things` (unique index `name`, list index `tag` of `list`) and log `history`. */
   open(place: string): Promise<DataStore>;
 }
 
@@ -34,68 +34,71 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
   describe(`storage seam: ${label}`, () => {
     it('puts, gets, lists and counts records, and keeps them across a reopen', async () => {
       const { place, store } = await fresh();
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 1, name: 'Alpha' });
         t.repo<Doc>('things').put('b', { n: 2, name: 'Beta' });
       });
       const things = store.collection<Doc>('things');
-      expect(things.get('a')).toEqual({ n: 1, name: 'Alpha' });
-      expect(things.has('b')).toBe(true);
-      expect(things.has('c')).toBe(false);
-      expect(things.size).toBe(2);
-      expect([...things.values()].map((doc) => doc.n).sort()).toEqual([1, 2]);
+      expect(await things.get('a')).toEqual({ n: 1, name: 'Alpha' });
+      expect(await things.has('b')).toBe(true);
+      expect(await things.has('c')).toBe(false);
+      expect(await things.count()).toBe(2);
+      const all: number[] = [];
+      for await (const doc of things.scan()) all.push(doc.n);
+      expect(all.sort()).toEqual([1, 2]);
       await store.close();
       const again = await factory.open(place);
-      expect(again.collection<Doc>('things').get('b')).toEqual({ n: 2, name: 'Beta' });
-      expect(again.collection<Doc>('things').size).toBe(2);
+      expect(await again.collection<Doc>('things').get('b')).toEqual({ n: 2, name: 'Beta' });
+      expect(await again.collection<Doc>('things').count()).toBe(2);
       await again.close();
     });
 
     it('hands out frozen records: nobody outside the store can change one', async () => {
       const { store } = await fresh();
       const put = await store.tx((t) => t.repo<Doc>('things').put('a', { n: 1, list: ['x'] }));
-      const read = store.collection<Doc>('things').get('a')!;
+      const read = (await store.collection<Doc>('things').get('a'))!;
       for (const doc of [put, read]) {
         expect(() => {
           doc.n = 2;
         }).toThrow(TypeError);
         expect(() => doc.list!.push('y')).toThrow(TypeError);
       }
-      expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1, list: ['x'] });
+      expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1, list: ['x'] });
       await store.close();
     });
 
     it('updates through a draft, leaving the old version as it was', async () => {
       const { store } = await fresh();
       const before = await store.tx((t) => t.repo<Doc>('things').put('a', { n: 1, list: ['x'] }));
-      const after = await store.tx((t) =>
-        t.repo<Doc>('things').update('a', (draft) => {
-          draft.n = 2;
-          draft.list!.push('y');
-        }),
+      const after = await store.tx(
+        async (t) =>
+          await t.repo<Doc>('things').update('a', (draft) => {
+            draft.n = 2;
+            draft.list!.push('y');
+          }),
       );
       expect(before).toEqual({ n: 1, list: ['x'] });
       expect(after).toEqual({ n: 2, list: ['x', 'y'] });
-      expect(store.collection<Doc>('things').get('a')).toEqual(after);
-      await expect(store.tx((t) => t.repo<Doc>('things').update('missing', () => undefined))).rejects.toThrow(
-        /no record/,
-      );
+      expect(await store.collection<Doc>('things').get('a')).toEqual(after);
+      await expect(
+        store.tx(async (t) => await t.repo<Doc>('things').update('missing', () => undefined)),
+      ).rejects.toThrow(/no record/);
       await store.close();
     });
 
     it('removes records for good, across a reopen', async () => {
       const { place, store } = await fresh();
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 1 });
         t.repo<Doc>('things').put('b', { n: 2 });
       });
-      await store.tx((t) => t.repo<Doc>('things').remove('a'));
-      expect(store.collection<Doc>('things').get('a')).toBeUndefined();
-      expect(store.collection<Doc>('things').size).toBe(1);
+      await store.tx(async (t) => await t.repo<Doc>('things').remove('a'));
+      expect(await store.collection<Doc>('things').get('a')).toBeUndefined();
+      expect(await store.collection<Doc>('things').count()).toBe(1);
       await store.close();
       const again = await factory.open(place);
-      expect(again.collection<Doc>('things').has('a')).toBe(false);
-      expect(again.collection<Doc>('things').size).toBe(1);
+      expect(await again.collection<Doc>('things').has('a')).toBe(false);
+      expect(await again.collection<Doc>('things').count()).toBe(1);
       await again.close();
     });
 
@@ -103,15 +106,15 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       const { store } = await fresh();
       await store.tx((t) => t.repo<Doc>('things').put('a', { n: 1 }));
       await expect(
-        store.tx((t) => {
+        store.tx(async (t) => {
           t.repo<Doc>('things').put('a', { n: 2 });
           t.repo<Doc>('things').put('b', { n: 2 });
           t.append<Entry>('history', { seq: 0, target: 'a', note: 'never' });
           throw new Error('refused halfway');
         }),
       ).rejects.toThrow('refused halfway');
-      expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
-      expect(store.collection<Doc>('things').has('b')).toBe(false);
+      expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+      expect(await store.collection<Doc>('things').has('b')).toBe(false);
       expect(store.log<Entry, unknown>('history').length).toBe(0);
       await store.close();
     });
@@ -120,14 +123,14 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       const { store } = await fresh();
       let seenInside: Doc | undefined;
       let seenOutside: Doc | undefined;
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 1 });
-        seenInside = t.repo<Doc>('things').get('a');
-        seenOutside = store.collection<Doc>('things').get('a');
+        seenInside = await t.repo<Doc>('things').get('a');
+        seenOutside = await store.collection<Doc>('things').get('a');
       });
       expect(seenInside).toEqual({ n: 1 });
       expect(seenOutside).toBeUndefined();
-      expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+      expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
       await store.close();
     });
 
@@ -137,14 +140,14 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
           store.tx(async (t) => {
-            const current = t.repo<Doc>('things').get('counter')!;
+            const current = (await t.repo<Doc>('things').get('counter'))!;
             // Awaiting inside the transaction lets the others interleave.
             await new Promise((resolve) => setImmediate(resolve));
             t.repo<Doc>('things').put('counter', { n: current.n + 1, list: [...current.list!, `w${i}`] });
           }),
         ),
       );
-      const counter = store.collection<Doc>('things').get('counter')!;
+      const counter = (await store.collection<Doc>('things').get('counter'))!;
       expect(counter.n).toBe(60);
       expect(new Set(counter.list).size).toBe(60);
       await store.close();
@@ -154,11 +157,11 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       const { store } = await fresh();
       const things = store.collection<Doc>('things');
       await store.tx((t) => t.repo<Doc>('things').put('a', { n: 1, name: 'alpha' }));
-      expect(things.find('name', 'alpha')).toEqual({ n: 1, name: 'alpha' });
-      expect(things.find('name', 'beta')).toBeUndefined();
+      expect(await things.find('name', 'alpha')).toEqual({ n: 1, name: 'alpha' });
+      expect(await things.find('name', 'beta')).toBeUndefined();
       const create = (id: string) =>
         store.tx(async (t) => {
-          const taken = t.repo<Doc>('things').find('name', 'beta');
+          const taken = await t.repo<Doc>('things').find('name', 'beta');
           await new Promise((resolve) => setImmediate(resolve));
           if (taken) return false;
           t.repo<Doc>('things').put(id, { n: 2, name: 'beta' });
@@ -166,8 +169,8 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
         });
       const results = await Promise.all([create('b1'), create('b2'), create('b3')]);
       expect(results.filter(Boolean)).toHaveLength(1);
-      expect(things.size).toBe(2);
-      expect(things.find('name', 'beta')).toEqual({ n: 2, name: 'beta' });
+      expect(await things.count()).toBe(2);
+      expect(await things.find('name', 'beta')).toEqual({ n: 2, name: 'beta' });
       await store.close();
     });
 
@@ -176,7 +179,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       const history = store.log<Entry, unknown>('history');
       const seen: Array<[string, number]> = [];
       history.onAppend((entry, position) => seen.push([entry.note, position]));
-      const first = await store.tx((t) => {
+      const first = await store.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 1 });
         return t.append<Entry>('history', { seq: 0, target: 'a', note: 'one' });
       });
@@ -196,7 +199,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       const reopened = again.log<Entry, unknown>('history');
       expect(reopened.length).toBe(2);
       expect(await reopened.read(1)).toEqual(second);
-      const third = await again.tx((t) => {
+      const third = await again.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 2 });
         return t.append<Entry>('history', { seq: 0, target: 'a', note: 'three' });
       });
@@ -226,12 +229,12 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
     it('runs after-commit effects once, only for commits that happened', async () => {
       const { store } = await fresh();
       const effects: string[] = [];
-      await store.tx((t) => {
+      await store.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 1 });
         t.afterCommit(() => effects.push('committed'));
       });
       await store
-        .tx((t) => {
+        .tx(async (t) => {
           t.afterCommit(() => effects.push('never'));
           throw new Error('no');
         })
@@ -240,10 +243,77 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    it('reads several records at once, in the order asked, leaving out missing ones', async () => {
+      const { store } = await fresh();
+      await store.tx((t) => {
+        t.repo<Doc>('things').put('a', { n: 1 });
+        t.repo<Doc>('things').put('b', { n: 2 });
+      });
+      const found = await store.collection<Doc>('things').getMany(['b', 'missing', 'a']);
+      expect(found).toEqual([{ n: 2 }, { n: 1 }]);
+      await store.close();
+    });
+
+    it('lists records by a list index, following every change and removal', async () => {
+      const { place, store } = await fresh();
+      const things = store.collection<Doc>('things');
+      await store.tx((t) => {
+        t.repo<Doc>('things').put('a', { n: 1, list: ['red', 'blue'] });
+        t.repo<Doc>('things').put('b', { n: 2, list: ['red'] });
+      });
+      const ns = async (collection: typeof things, key: string) =>
+        (await collection.list('tag', key)).map((doc) => doc.n).sort();
+      expect(await ns(things, 'red')).toEqual([1, 2]);
+      expect(await ns(things, 'blue')).toEqual([1]);
+      await store.tx(async (t) => {
+        await t.repo<Doc>('things').update('a', (draft) => {
+          draft.list = ['green'];
+        });
+        await t.repo<Doc>('things').remove('b');
+        // The transaction sees its own changes in the index.
+        expect((await t.repo<Doc>('things').list('tag', 'green')).map((doc) => doc.n)).toEqual([1]);
+        expect(await t.repo<Doc>('things').list('tag', 'red')).toEqual([]);
+      });
+      expect(await ns(things, 'red')).toEqual([]);
+      expect(await ns(things, 'green')).toEqual([1]);
+      await store.close();
+      const again = await factory.open(place);
+      expect(await ns(again.collection<Doc>('things'), 'green')).toEqual([1]);
+      await again.close();
+    });
+
+    it('runs a transaction again when a record joined a list it read, so a check on the list holds', async () => {
+      const { store } = await fresh();
+      // Two racing "remove the tag if nobody uses it" / "use the tag" transactions: the remover must not miss
+      // the user that joined the list after it looked.
+      let looked!: () => void;
+      const hasLooked = new Promise<void>((resolve) => (looked = resolve));
+      let goOn!: () => void;
+      const mayGoOn = new Promise<void>((resolve) => (goOn = resolve));
+      let runs = 0;
+      const remover = store.tx(async (t) => {
+        runs++;
+        const users = await t.repo<Doc>('things').list('tag', 'shared');
+        if (runs === 1) {
+          looked();
+          await mayGoOn;
+        }
+        if (users.length > 0) return 'kept';
+        t.repo<Doc>('things').put('tag-shared', { n: 0, name: 'deleted' });
+        return 'deleted';
+      });
+      await hasLooked;
+      await store.tx((t) => t.repo<Doc>('things').put('user', { n: 1, list: ['shared'] }));
+      goOn();
+      expect(await remover).toBe('kept');
+      expect(runs).toBe(2);
+      await store.close();
+    });
+
     it('answers a read-only transaction with committed data', async () => {
       const { store } = await fresh();
       await store.tx((t) => t.repo<Doc>('things').put('a', { n: 5 }));
-      expect(await store.tx((t) => t.repo<Doc>('things').get('a')?.n)).toBe(5);
+      expect(await store.tx(async (t) => (await t.repo<Doc>('things').get('a'))?.n)).toBe(5);
       await store.close();
     });
   });

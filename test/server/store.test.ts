@@ -28,6 +28,7 @@ const dirs: string[] = [];
 async function openStore(dir: string, options: StoreOptions = {}): Promise<Store> {
   const store = await Store.open(dir, SPEC, options);
   store.collection<Doc>('things').addIndex('name', (doc) => doc.name);
+  store.collection<Doc>('things').addListIndex('tag', (doc) => doc.list ?? []);
   opened.push(store);
   return store;
 }
@@ -85,7 +86,7 @@ describe('embedded store: failed writes', () => {
       await expect(refused).rejects.toThrow(
         fault === 'eio-sync' || fault === 'eio-write' ? /i\/o error/ : /disk is full/,
       );
-      expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+      expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
       // Nothing torn is left behind in the log, even before the next write.
       if (fault !== 'eio-write') expect((await walText(dir)).endsWith('\n')).toBe(true);
       // Every commit fails cleanly while the disk is bad...
@@ -94,12 +95,12 @@ describe('embedded store: failed writes', () => {
       // ...and the next one after space returns succeeds, with no restart.
       fs.fault = null;
       await put(store, 'a', { n: 3 });
-      expect(store.collection<Doc>('things').get('a')).toEqual({ n: 3 });
-      expect(store.collection<Doc>('things').has('b')).toBe(false);
+      expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 3 });
+      expect(await store.collection<Doc>('things').has('b')).toBe(false);
       await store.close();
       const again = await openStore(dir);
-      expect(again.collection<Doc>('things').get('a')).toEqual({ n: 3 });
-      expect(again.collection<Doc>('things').has('b')).toBe(false);
+      expect(await again.collection<Doc>('things').get('a')).toEqual({ n: 3 });
+      expect(await again.collection<Doc>('things').has('b')).toBe(false);
     });
   }
 
@@ -118,7 +119,7 @@ describe('embedded store: failed writes', () => {
       await writeFile(join(copy, rel), text);
     }
     const after = await openStore(copy);
-    expect(after.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+    expect(await after.collection<Doc>('things').get('a')).toEqual({ n: 1 });
   });
 
   it('fails the commits queued behind a failed write (they may have read its versions)', async () => {
@@ -131,13 +132,13 @@ describe('embedded store: failed writes', () => {
     const first = put(store, 'a', { n: 2 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     // Queued behind the held write; it reads the version the first one wrote.
-    const second = store.tx((t) => {
-      const a = t.repo<Doc>('things').get('a')!;
+    const second = store.tx(async (t) => {
+      const a = (await t.repo<Doc>('things').get('a'))!;
       t.repo<Doc>('things').put('b', { n: a.n * 10 });
     });
     await new Promise((resolve) => setTimeout(resolve, 20));
     // Not durable yet: readers still see the old value.
-    expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+    expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
     fs.fault = 'enospc';
     fs.gate = null;
     release();
@@ -145,8 +146,8 @@ describe('embedded store: failed writes', () => {
     await expect(second).rejects.toBeInstanceOf(StorageWriteError);
     fs.fault = null;
     await put(store, 'c', { n: 3 });
-    expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
-    expect(store.collection<Doc>('things').has('b')).toBe(false);
+    expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+    expect(await store.collection<Doc>('things').has('b')).toBe(false);
   });
 
   it('shows a change to readers only once it is durable', async () => {
@@ -160,19 +161,19 @@ describe('embedded store: failed writes', () => {
     let readDone = false;
     // A read-only transaction that sees the pending version answers only once it is durable.
     const reading = store
-      .tx((t) => t.repo<Doc>('things').get('a')?.n)
+      .tx(async (t) => (await t.repo<Doc>('things').get('a'))?.n)
       .then((n) => {
         readDone = true;
         return n;
       });
     await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+    expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
     expect(readDone).toBe(false);
     fs.gate = null;
     release();
     await writing;
     expect(await reading).toBe(2);
-    expect(store.collection<Doc>('things').get('a')).toEqual({ n: 2 });
+    expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 2 });
   });
 
   it('logs a background checkpoint failure with the file, and catches up once it can', async () => {
@@ -193,7 +194,7 @@ describe('embedded store: failed writes', () => {
     expect(logged[0]!.message).toMatch(/checkpoint failed/);
     expect(String(logged[0]!.object.file)).toContain(join(dir, 'things'));
     // Acknowledged data is still readable and in the log.
-    expect(store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
+    expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
     await rm(join(dir, 'things'));
     await mkdir(join(dir, 'things'));
     await expect
@@ -232,10 +233,10 @@ describe('embedded store: files on disk', () => {
     await writeFile(join(dir, 'wal', '8.log'), `${line('c', 102, 1)}\n${line('d', 103, 1).slice(0, 12)}`);
     const again = await openStore(dir);
     const things = again.collection<Doc>('things');
-    expect(things.get('a')).toEqual({ n: 2 });
-    expect(things.has('b')).toBe(false);
-    expect(things.get('c')).toEqual({ n: 1 });
-    expect(things.has('d')).toBe(false);
+    expect(await things.get('a')).toEqual({ n: 2 });
+    expect(await things.has('b')).toBe(false);
+    expect(await things.get('c')).toEqual({ n: 1 });
+    expect(await things.has('d')).toBe(false);
     // Numbering goes on after what the log held.
     const entry = await again.tx((t) => t.append<Entry>('history', { seq: 0, target: 'x', note: 'y' }));
     expect(entry.seq).toBeGreaterThan(102);
@@ -250,7 +251,7 @@ describe('embedded store: files on disk', () => {
       `${JSON.stringify([{ c: 'things', i: 'a', r: { seq: 5, data: { n: 9 } } }])}\n`,
     );
     const again = await openStore(dir);
-    expect(again.collection<Doc>('things').get('a')).toEqual({ n: 9 });
+    expect(await again.collection<Doc>('things').get('a')).toEqual({ n: 9 });
   });
 
   const refusals: Array<[string, (valid: string) => string, RegExp]> = [

@@ -42,7 +42,7 @@ describe('uploads', () => {
       Avatars: [],
       Worlds: [],
     });
-    expect(host.server.users.get(alice.id)!.Avatars).toEqual([]);
+    expect((await host.server.users.get(alice.id))!.Avatars).toEqual([]);
   }
 
   describe('plain files', () => {
@@ -132,7 +132,7 @@ describe('uploads', () => {
       const avatarId = first.AvatarId as string;
       const win1 = (first.UploadData as { FileId: string; UploadType: number }).FileId;
       expect((first.UploadData as { UploadType: number }).UploadType).toBe(1);
-      expect(host.server.users.get(alice.id)!.Avatars).toEqual([avatarId]);
+      expect((await host.server.users.get(alice.id))!.Avatars).toEqual([avatarId]);
 
       const android = expectOk(
         await upload(
@@ -183,7 +183,7 @@ describe('uploads', () => {
       expect(await blobTree(host.dir)).toEqual(
         [`files/${alice.id}/${and1}.hna`, `files/${alice.id}/${win2}.hna`].sort(),
       );
-      expect(host.server.users.get(alice.id)!.Avatars).toEqual([avatarId]);
+      expect((await host.server.users.get(alice.id))!.Avatars).toEqual([avatarId]);
     });
 
     it('serves a public build to anyone and an OwnerOnly build only to its owner', async () => {
@@ -241,7 +241,7 @@ describe('uploads', () => {
         await host.post('remove/avatar', { userid: bob.id, tokenContent: bob.token, avatarid: avatarId }),
         'NOT_OWNER',
       );
-      expect(host.server.uploads.avatar(avatarId)).toBeDefined();
+      expect(await host.server.uploads.avatar(avatarId)).toBeDefined();
       expectOk(
         await host.post('remove/avatar', { userid: alice.id, tokenContent: alice.token, avatarid: avatarId }),
         'Removed avatar!',
@@ -324,7 +324,7 @@ describe('uploads', () => {
       const worldId = created.WorldId as string;
       const w1 = created.UploadData as { FileId: string; UploadType: number };
       expect(w1.UploadType).toBe(2);
-      expect(host.server.users.get(alice.id)!.Worlds).toEqual([worldId]);
+      expect((await host.server.users.get(alice.id))!.Worlds).toEqual([worldId]);
       let meta = expectOk(await host.get(`meta/world/${worldId}`), 'Got world meta').Meta as Record<
         string,
         unknown
@@ -544,13 +544,13 @@ describe('uploads', () => {
       const avatarId = expectOk(
         await upload(host, bob, { name: 'b.hna', data: 'bob' }, { avatarMeta: avatarMeta() }),
       ).AvatarId as string;
-      const before = JSON.stringify(host.server.uploads.avatar(avatarId));
+      const before = JSON.stringify(await host.server.uploads.avatar(avatarId));
       const treeBefore = await blobTree(host.dir);
       expectFail(
         await upload(host, alice, { name: 'a.hna', data: 'x' }, { avatarMeta: avatarMeta({ Id: avatarId }) }),
         'NOT_OWNER',
       );
-      expect(JSON.stringify(host.server.uploads.avatar(avatarId))).toBe(before);
+      expect(JSON.stringify(await host.server.uploads.avatar(avatarId))).toBe(before);
       expect(await blobTree(host.dir)).toEqual(treeBefore);
       expectFail(
         await upload(
@@ -659,10 +659,10 @@ describe('uploads', () => {
         ),
       );
       for (const answer of answers) expectOk(answer, 'Uploaded Avatar!');
-      const meta = host.server.uploads.avatar(avatarId)!;
+      const meta = (await host.server.uploads.avatar(avatarId))!;
       expect(meta.Builds).toHaveLength(1);
       expect(await blobTree(host.dir)).toEqual([`files/${alice.id}/${meta.Builds[0]!.FileId}.hna`]);
-      expect(host.server.users.get(alice.id)!.Avatars).toEqual([avatarId]);
+      expect((await host.server.users.get(alice.id))!.Avatars).toEqual([avatarId]);
     });
   });
 
@@ -715,8 +715,8 @@ describe('uploads', () => {
       const chunkId = first.chunkId as string;
       const third = expectOk(await part(chunkId, 2, 'CCC'), 'Uploaded Chunk!');
       expect(third.missingChunks).toEqual([1]);
-      expect(host.server.uploads.filesOf(alice.id)).toEqual([]);
-      expect(host.server.users.get(alice.id)!.Avatars).toEqual([]);
+      expect(await host.server.uploads.filesOf(alice.id)).toEqual([]);
+      expect((await host.server.users.get(alice.id))!.Avatars).toEqual([]);
     });
 
     it.each([
@@ -825,7 +825,7 @@ describe('uploads', () => {
       );
       // The live one is a record now (its meta.json gone); the expired one was removed.
       expect(await blobTree(dir)).toEqual([`chunks/${chunkId}/0.part`]);
-      expect(host.server.store.collection('chunksets').has(chunkId)).toBe(true);
+      expect(await host.server.store.collection('chunksets').has(chunkId)).toBe(true);
       expect(
         expectOk(
           await host.post('uploadPartStatus', { userid: alice.id, tokenContent: alice.token, chunkId }),
@@ -842,7 +842,7 @@ describe('uploads', () => {
         'Uploaded File!',
       );
       expect(last.UploadData).toMatchObject({ Hash: md5('OLDNEW'), Size: 6 });
-      expect(host.server.store.collection('chunksets').size).toBe(0);
+      expect(await host.server.store.collection('chunksets').count()).toBe(0);
     });
 
     it('refuses a set that grows past the size limit', async () => {

@@ -65,27 +65,29 @@ export function accountRoutes(
     reply(ctx, 'Logged out!');
   });
 
-  router.post('/isValidToken', (ctx) => {
+  router.post('/isValidToken', async (ctx) => {
     const input = parse(IsValidTokenRequest, ctx.request.body);
     if (input.username !== undefined) {
-      const user = users.byUsername(input.username);
+      const user = await users.byUsername(input.username);
       return reply(ctx, 'Completed Operation', {
-        isValidToken: user ? accounts.authenticate(user.Id, input.tokenContent) !== null : false,
+        isValidToken: user ? (await accounts.authenticate(user.Id, input.tokenContent)) !== null : false,
       });
     }
     const userId = input.userid as string;
-    if (!users.get(userId)) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
+    if (!(await users.get(userId))) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
     reply(ctx, 'Completed Operation', {
-      isValidToken: accounts.authenticate(userId, input.tokenContent) !== null,
+      isValidToken: (await accounts.authenticate(userId, input.tokenContent)) !== null,
     });
   });
 
-  router.post('/getUser', (ctx) => {
+  router.post('/getUser', async (ctx) => {
     const input = parse(GetUserRequest, ctx.request.body);
     const byName = input.username !== undefined;
-    const user = byName ? users.byUsername(input.username as string) : users.get(input.userid as string);
+    const user = await (byName
+      ? users.byUsername(input.username as string)
+      : users.get(input.userid as string));
     if (input.tokenContent !== undefined) {
-      const self = user ? accounts.authenticate(user.Id, input.tokenContent) : null;
+      const self = user ? await accounts.authenticate(user.Id, input.tokenContent) : null;
       if (!self) {
         throw new AppError(ErrorCode.INVALID_TOKEN, byName ? 'Failed to getUser!' : 'Invalid token!');
       }
@@ -97,35 +99,36 @@ export function accountRoutes(
     reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
   });
   // Browsers and simple clients may ask with a query string.
-  router.get('/getUser', (ctx) => {
+  router.get('/getUser', async (ctx) => {
     const input = parse(GetUserQuery, ctx.query);
-    const user =
-      input.username !== undefined ? users.byUsername(input.username) : users.get(input.userid ?? '');
+    const user = await (input.username !== undefined
+      ? users.byUsername(input.username)
+      : users.get(input.userid ?? ''));
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
     reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
   });
 
-  router.get('/doesUserExist', (ctx) => {
+  router.get('/doesUserExist', async (ctx) => {
     const { userid } = parse(DoesUserExistQuery, ctx.query);
-    reply(ctx, 'Completed Search', { doesUserExist: users.get(userid) !== undefined });
+    reply(ctx, 'Completed Search', { doesUserExist: (await users.get(userid)) !== undefined });
   });
 
   router.post('/updateBio', async (ctx) => {
     const input = parse(UpdateBioRequest, ctx.request.body);
-    const user = accounts.requireUser(input.userid, input.tokenContent);
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
     const bio = await accounts.updateBio(user, input.bio);
     reply(ctx, 'Updated Bio!', { Bio: withAnsweredPronouns({ ...bio }) });
   });
 
   router.post('/enable2fa', async (ctx) => {
     const { userid, tokenContent } = parse(AuthRequest, ctx.request.body);
-    const user = accounts.requireUser(userid, tokenContent);
+    const user = await accounts.requireUser(userid, tokenContent);
     reply(ctx, 'Enabled 2FA!', { otpauth_url: await accounts.enable2fa(user) });
   });
 
   router.post('/verify2fa', async (ctx) => {
     const { userid, tokenContent, code } = parse(Verify2faRequest, ctx.request.body);
-    const user = accounts.requireUser(userid, tokenContent);
+    const user = await accounts.requireUser(userid, tokenContent);
     if (!(await accounts.verify2fa(user, code))) {
       throw new AppError(ErrorCode.INVALID_2FA_CODE, 'Invalid 2FA Code!', {
         code: 'does not match the current code',
@@ -138,7 +141,7 @@ export function accountRoutes(
   // over): the current password, and the 2FA code when 2FA is on, confirm it is the owner.
   router.post('/remove2fa', async (ctx) => {
     const input = parse(Remove2faRequest, ctx.request.body);
-    const user = accounts.requireUser(input.userid, input.tokenContent);
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
     await accounts.confirmIdentity(user, input, 'remove 2FA');
     await accounts.remove2fa(user);
     reply(ctx, 'Removed 2FA!');
@@ -149,7 +152,7 @@ export function accountRoutes(
     const body = ctx.request.body as Record<string, unknown> | undefined;
     if (body && typeof body.tokenContent === 'string') {
       const input = parse(ChangePasswordRequest, body);
-      const user = accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
+      const user = await accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
       await accounts.confirmIdentity(user, input, 'reset password');
       await accounts.changePassword(user, input.newPassword);
       return reply(ctx, 'Reset password!');
@@ -172,7 +175,7 @@ export function accountRoutes(
   for (const action of socialActions) {
     router.post(`/${action}`, async (ctx) => {
       const { userid, tokenContent, targetUserId } = parse(TargetRequest, ctx.request.body);
-      const me = accounts.requireUser(userid, tokenContent);
+      const me = await accounts.requireUser(userid, tokenContent);
       await social.act(action, me, targetUserId);
       reply(ctx, SOCIAL_MESSAGES[action].ok);
     });

@@ -19,15 +19,15 @@ export function adminRoutes(router: Router, core: HostCore): void {
       message: 'Invalid permissions! This is for admins and the owner.',
     });
 
-  router.post('/inviteCodes', (ctx) => {
+  router.post('/inviteCodes', async (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
-    reply(ctx, 'Got invite codes', { InviteCodes: inviteCodes.list() });
+    await requireAdmin(input.userid, input.tokenContent);
+    reply(ctx, 'Got invite codes', { InviteCodes: await inviteCodes.list() });
   });
 
   router.post('/createInviteCode', async (ctx) => {
     const input = parse(CreateInviteCodeRequest, ctx.request.body);
-    const me = requireAdmin(input.userid, input.tokenContent);
+    const me = await requireAdmin(input.userid, input.tokenContent);
     const { code, record } = await inviteCodes.create(
       {
         label: input.label ?? '',
@@ -43,17 +43,17 @@ export function adminRoutes(router: Router, core: HostCore): void {
 
   router.post('/revokeInviteCode', async (ctx) => {
     const input = parse(RevokeInviteCodeRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
+    await requireAdmin(input.userid, input.tokenContent);
     await inviteCodes.revoke(input.codeId);
     reply(ctx, 'Revoked invite code');
   });
 
   router.post('/hostSettings', async (ctx) => {
     const input = parse(HostSettingsRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
+    await requireAdmin(input.userid, input.tokenContent);
     if (input.requireInviteCode !== undefined) {
       await inviteCodes.setRequired(input.requireInviteCode);
     }
-    reply(ctx, 'Got host settings', { requireInviteCode: core.requireInviteCode() });
+    reply(ctx, 'Got host settings', { requireInviteCode: await core.requireInviteCode() });
   });
 }

@@ -63,7 +63,7 @@ export function buildRoutes(
         }),
       });
     }
-    if (!accounts.authenticate(body.userid, body.tokenContent))
+    if (!(await accounts.authenticate(body.userid, body.tokenContent)))
       throw new AppError(ErrorCode.INVALID_TOKEN, 'Invalid Token!');
   }
 
@@ -148,7 +148,7 @@ export function buildRoutes(
 
   router.post('/buildTicket/:name/:version', async (ctx) => {
     const input = parse(BuildTicketRequest, ctx.request.body);
-    accounts.requireUser(input.userid, input.tokenContent, 'Invalid Token!');
+    await accounts.requireUser(input.userid, input.tokenContent, 'Invalid Token!');
     const { name, version } = ctx.params as { name: string; version: string };
     const found = await builds.artifact(name, version, input.buildArtifact ?? 0);
     if (!found) throw new AppError(ErrorCode.BUILD_NOT_FOUND, 'Failed to deliver build!');
@@ -174,14 +174,14 @@ export function buildRoutes(
 
   router.post('/builds/settings', async (ctx) => {
     const input = parse(BuildSettingsRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
+    await requireAdmin(input.userid, input.tokenContent);
     if (input.authForBuilds !== undefined) await builds.setAuthForBuilds(input.authForBuilds);
     reply(ctx, 'Got build settings', { authForBuilds: await builds.authForBuilds() });
   });
 
   router.post('/builds/remove', async (ctx) => {
     const input = parse(RemoveBuildRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
+    await requireAdmin(input.userid, input.tokenContent);
     const removed = await builds.remove(input.name, input.version);
     reply(ctx, 'Removed build!', { Build: removed });
   });
@@ -198,7 +198,7 @@ export function buildRoutes(
           publication = (async () => {
             const fields = (req as IncomingMessage & { body?: Record<string, unknown> }).body ?? {};
             const input = parse(PublishBuildFields, fields);
-            requireAdmin(input.userid, input.tokenContent);
+            await requireAdmin(input.userid, input.tokenContent);
             uploadVerified(req);
             return builds.begin(input.name, input.version);
           })();
@@ -241,12 +241,12 @@ export function buildRoutes(
       if (!publication) {
         // No file part: say what is wrong with the fields first, if anything.
         const input = parse(PublishBuildFields, ctx.request.body);
-        requireAdmin(input.userid, input.tokenContent);
+        await requireAdmin(input.userid, input.tokenContent);
         throw new AppError(ErrorCode.NO_FILE, 'Failed to publish build! Send at least one file.', {
           file: 'is required',
         });
       }
-      const me = requireAdmin(
+      const me = await requireAdmin(
         String((ctx.request.body as Record<string, unknown>).userid),
         String((ctx.request.body as Record<string, unknown>).tokenContent),
       );

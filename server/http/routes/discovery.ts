@@ -39,29 +39,29 @@ export function discoveryRoutes(router: Router, core: HostCore): void {
   /** Popularity answers as bytes, by page, with the ranking text they were made from. */
   const envelopes = new Map<string, { text: string; bytes: Buffer }>();
 
-  router.get('/search/user/:username/:itemsPerPage/:page', (ctx) => {
+  router.get('/search/user/:username/:itemsPerPage/:page', async (ctx) => {
     const params = ctx.params;
     const { itemsPerPage, page } = paging(params);
     reply(ctx, 'Got search results', {
-      Candidates: search.users(text(params, 'username'), itemsPerPage, page),
+      Candidates: await search.users(text(params, 'username'), itemsPerPage, page),
     });
   });
   for (const kind of ['avatar', 'world'] as const) {
-    router.get(`/search/${kind}/:name/:itemsPerPage/:page`, (ctx) => {
+    router.get(`/search/${kind}/:name/:itemsPerPage/:page`, async (ctx) => {
       const params = ctx.params;
       const { itemsPerPage, page } = paging(params);
       reply(ctx, 'Got search results', {
-        Candidates: search.byName(kind, text(params, 'name'), itemsPerPage, page),
+        Candidates: await search.byName(kind, text(params, 'name'), itemsPerPage, page),
       });
     });
-    router.get(`/tag/${kind}/:tag/:itemsPerPage/:page`, (ctx) => {
+    router.get(`/tag/${kind}/:tag/:itemsPerPage/:page`, async (ctx) => {
       const params = ctx.params;
       const { itemsPerPage, page } = paging(params);
       reply(ctx, 'Got search results', {
-        Candidates: search.byTag(kind, text(params, 'tag'), itemsPerPage, page),
+        Candidates: await search.byTag(kind, text(params, 'tag'), itemsPerPage, page),
       });
     });
-    router.get(`/popularity/${kind}/:type/:itemsPerPage/:page`, (ctx) => {
+    router.get(`/popularity/${kind}/:type/:itemsPerPage/:page`, async (ctx) => {
       const params = ctx.params;
       const type = params.type ?? '';
       if (!/^[0-4]$/.test(type)) {
@@ -72,7 +72,7 @@ export function discoveryRoutes(router: Router, core: HostCore): void {
       const { itemsPerPage, page } = paging(params);
       // The page's JSON is made once per ranking (popularity is read far more than it changes); so are the
       // envelope's bytes around it, kept while the service hands back the same text.
-      const text = popularity.topJson(kind, Number(type), itemsPerPage, page);
+      const text = await popularity.topJson(kind, Number(type), itemsPerPage, page);
       const key = `${kind}:${type}:${itemsPerPage}:${page}`;
       let cached = envelopes.get(key);
       if (cached?.text !== text) {
@@ -102,7 +102,7 @@ export function discoveryRoutes(router: Router, core: HostCore): void {
         },
       );
     }
-    const me = accounts.requireUser(input.userid, input.tokenContent);
+    const me = await accounts.requireUser(input.userid, input.tokenContent);
     if (input.action === 0) {
       reply(ctx, 'Added Token!', { token: await assetTokens.add(me, input.assetId) });
       return;

@@ -132,7 +132,7 @@ export function fileRoutes(
   const removal = createContentRemoval({ uploads, moderation: deps.moderation });
 
   /** The caller, when a request carries credentials in headers (for OwnerOnly downloads); never from the URL. */
-  function caller(ctx: Context): StoredUser | null {
+  async function caller(ctx: Context): Promise<StoredUser | null> {
     const userId = ctx.get('x-hypernex-userid');
     const token = ctx.get('x-hypernex-token');
     if (!userId || !token) return null;
@@ -178,9 +178,9 @@ export function fileRoutes(
   }
 
   router.get('/file/:userid/:fileid', async (ctx) => {
-    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    const record = await uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
-    const me = caller(ctx);
+    const me = await caller(ctx);
     const isOwner = me?.Id === record.UserId;
     switch (record.UploadType) {
       case UploadType.Media:
@@ -190,11 +190,9 @@ export function fileRoutes(
         throw new AppError(ErrorCode.FORBIDDEN, 'Incorrect Endpoint for Getting File');
       case UploadType.Avatar:
       case UploadType.World: {
-        const build = uploads.buildOf(record.FileId);
+        const build = await uploads.buildOf(record.FileId);
         const asset = build
-          ? build.kind === 'avatar'
-            ? uploads.avatar(build.id)
-            : uploads.world(build.id)
+          ? await (build.kind === 'avatar' ? uploads.avatar(build.id) : uploads.world(build.id))
           : undefined;
         if (!asset) {
           // A build file no avatar or world uses any more: only its owner may fetch it.
@@ -224,7 +222,7 @@ export function fileRoutes(
 
   /** OwnerOnly builds with an asset token (manageAssetToken); server scripts for a connected game server. */
   router.get('/file/:userid/:fileid/:filetoken', async (ctx) => {
-    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    const record = await uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
     const token = ctx.params.filetoken!;
     if (record.UploadType === UploadType.ServerScript) {
@@ -232,9 +230,9 @@ export function fileRoutes(
       // anyone: game servers read scripts with their id and token (below), as HypernexSharp's GetServerScript does.
       throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
     }
-    const build = uploads.buildOf(record.FileId);
+    const build = await uploads.buildOf(record.FileId);
     if (record.UploadType === UploadType.Media) return sendFile(ctx, record, 'public');
-    if (build && assetTokens.allows(build.id, token)) return sendFile(ctx, record, 'private');
+    if (build && (await assetTokens.allows(build.id, token))) return sendFile(ctx, record, 'private');
     throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
   });
 
@@ -243,27 +241,29 @@ export function fileRoutes(
    * token it was handed in `sendauth` (the real server checked only the id, which GET gameServers lists).
    */
   router.get('/file/:userid/:fileid/:gameServerId/:gameServerToken', async (ctx) => {
-    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+    const record = await uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
     const gameServerId = ctx.params.gameServerId!;
     const ok =
       record.UploadType === UploadType.ServerScript &&
       hub.gameServerProves(gameServerId, ctx.params.gameServerToken!) &&
-      uploads.worldsUsingScript(record.FileId).some((worldId) => instances.hostsWorld(gameServerId, worldId));
+      (await uploads.worldsUsingScript(record.FileId)).some((worldId) =>
+        instances.hostsWorld(gameServerId, worldId),
+      );
     if (!ok) throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
     return sendFile(ctx, record, 'private');
   });
 
-  router.get('/filemeta/:userid/:fileid', (ctx) => {
-    const record = uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
+  router.get('/filemeta/:userid/:fileid', async (ctx) => {
+    const record = await uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get FileMeta!');
     reply(ctx, 'Got FileMeta!', { FileMeta: uploads.uploadData(record) });
   });
 
   /** Who asks for a meta: headers, an asset token in the path, and the machine the request comes from. */
-  function askerOf(ctx: Context): MetaAsker {
+  async function askerOf(ctx: Context): Promise<MetaAsker> {
     return {
-      caller: caller(ctx),
+      caller: await caller(ctx),
       assetToken: ctx.params.assetToken,
       address: deps.addresses.of(ctx.req),
     };
@@ -271,20 +271,20 @@ export function fileRoutes(
 
   // An OwnerOnly meta is whole for its owner and whoever may use it (server/services/asset-access.ts); others
   // get the public part.
-  const avatarMeta = (ctx: Context): void => {
-    const meta = uploads.avatar(ctx.params.id!);
+  const avatarMeta = async (ctx: Context): Promise<void> => {
+    const meta = await uploads.avatar(ctx.params.id!);
     if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get avatar meta!');
     const shown = publicAvatar(meta);
     reply(ctx, 'Got avatar meta', {
-      Meta: assetAccess.mayUse('avatar', meta, askerOf(ctx)) ? shown : withoutBuilds(shown),
+      Meta: assetAccess.mayUse('avatar', meta, await askerOf(ctx)) ? shown : withoutBuilds(shown),
     });
   };
-  const worldMeta = (ctx: Context): void => {
-    const meta = uploads.world(ctx.params.id!);
+  const worldMeta = async (ctx: Context): Promise<void> => {
+    const meta = await uploads.world(ctx.params.id!);
     if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get world meta!');
     const shown = publicWorld(meta);
     reply(ctx, 'Got world meta', {
-      Meta: assetAccess.mayUse('world', meta, askerOf(ctx)) ? shown : withoutBuilds(shown),
+      Meta: assetAccess.mayUse('world', meta, await askerOf(ctx)) ? shown : withoutBuilds(shown),
     });
   };
   router.get('/meta/avatar/:id', avatarMeta);
@@ -294,41 +294,37 @@ export function fileRoutes(
 
   router.post('/remove/avatar', async (ctx) => {
     const input = parse(RemoveAvatarRequest, ctx.request.body);
-    const me = accounts.requireUser(input.userid, input.tokenContent);
+    const me = await accounts.requireUser(input.userid, input.tokenContent);
     await removal.removeAsset(me, 'avatar', input.avatarid);
     reply(ctx, 'Removed avatar!');
   });
 
   router.post('/remove/world', async (ctx) => {
     const input = parse(RemoveWorldRequest, ctx.request.body);
-    const me = accounts.requireUser(input.userid, input.tokenContent);
+    const me = await accounts.requireUser(input.userid, input.tokenContent);
     await removal.removeAsset(me, 'world', input.worldid);
     reply(ctx, 'Removed world!');
   });
 
   router.post('/remove/file', async (ctx) => {
     const input = parse(RemoveFileRequest, ctx.request.body);
-    const me = accounts.requireUser(input.userid, input.tokenContent);
+    const me = await accounts.requireUser(input.userid, input.tokenContent);
     await removal.removeFile(me, input.fileid);
     reply(ctx, 'Deleted file!');
   });
 
   /** Your uploads, avatars and worlds with their per-platform builds (our addition, for creators' UIs). */
-  router.post('/getMyContent', (ctx) => {
+  router.post('/getMyContent', async (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);
-    const me = accounts.requireUser(input.userid, input.tokenContent);
+    const me = await accounts.requireUser(input.userid, input.tokenContent);
     reply(ctx, 'Got content', {
-      Uploads: uploads.filesOf(me.Id).map((f) => ({
+      Uploads: (await uploads.filesOf(me.Id)).map((f) => ({
         ...uploads.uploadData(f),
         OriginalName: f.OriginalName,
         DateUploaded: f.DateUploaded,
       })),
-      Avatars: me.Avatars.map((id) => uploads.avatar(id))
-        .filter((a): a is AvatarMetaDto => a !== undefined)
-        .map(publicAvatar),
-      Worlds: me.Worlds.map((id) => uploads.world(id))
-        .filter((w): w is WorldMetaDto => w !== undefined)
-        .map(publicWorld),
+      Avatars: (await uploads.avatars(me.Avatars)).map(publicAvatar),
+      Worlds: (await uploads.worlds(me.Worlds)).map(publicWorld),
     });
   });
 }

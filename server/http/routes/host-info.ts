@@ -23,7 +23,7 @@ import { parse, reply } from '../envelope.js';
 export function hostInfoRoutes(router: Router, core: HostCore): void {
   const { config, accounts, users, hub } = core;
 
-  router.get('/uploadRules', (ctx) => {
+  router.get('/uploadRules', async (ctx) => {
     const rules: UploadRulesDto = {
       allowedImageDomains: [...config.allowedDomains],
       localHosts: core.localHosts(),
@@ -39,17 +39,17 @@ export function hostInfoRoutes(router: Router, core: HostCore): void {
     reply(ctx, 'Got upload rules', { ...rules });
   });
 
-  router.post('/hostStatus', (ctx) => {
+  router.post('/hostStatus', async (ctx) => {
     const input = parse(HostStatusRequest, ctx.request.body);
-    accounts.requireRank(input.userid, input.tokenContent, Rank.Admin, {
+    await accounts.requireRank(input.userid, input.tokenContent, Rank.Admin, {
       code: ErrorCode.FORBIDDEN,
       message: 'Invalid permissions! This is for admins and the owner.',
     });
     const localOnly = isLoopbackHost(config.host);
     const connectedUsers: HostStatusDto['connectedUsers'] = [];
-    for (const id of hub.connectedUserIds()) {
-      const user = users.get(id);
-      if (user) connectedUsers.push({ Id: id, Username: user.Username, sockets: hub.socketsOf(id).size });
+    for (const user of await users.getMany([...hub.connectedUserIds()])) {
+      const id = user.Id;
+      connectedUsers.push({ Id: id, Username: user.Username, sockets: hub.socketsOf(id).size });
     }
     connectedUsers.sort((a, b) => a.Username.localeCompare(b.Username));
     const status: HostStatusDto = {
@@ -59,7 +59,7 @@ export function hostInfoRoutes(router: Router, core: HostCore): void {
       openToLan: localOnly ? OPEN_TO_LAN_HINT : null,
       lanUrls: core.lanUrls(),
       connectedUsers,
-      requireInviteCode: core.requireInviteCode(),
+      requireInviteCode: await core.requireInviteCode(),
     };
     reply(ctx, 'Got host status', { ...status });
   });

@@ -5,11 +5,11 @@ import { reply } from '../envelope.js';
 /** The informational GETs real clients call at start (reference 1.5). */
 export function infoRoutes(
   router: Router,
-  deps: { config: HostConfig; socketPort: () => number; core: { requireInviteCode(): boolean } },
+  deps: { config: HostConfig; socketPort: () => number; core: { requireInviteCode(): Promise<boolean> } },
 ): void {
   const { config } = deps;
-  router.get('/isInviteCodeRequired', (ctx) =>
-    reply(ctx, 'Got Information', { inviteCodeRequired: deps.core.requireInviteCode() }),
+  router.get('/isInviteCodeRequired', async (ctx) =>
+    reply(ctx, 'Got Information', { inviteCodeRequired: await deps.core.requireInviteCode() }),
   );
   router.get('/allowAnyGameServer', (ctx) =>
     reply(ctx, 'Got Information', { allowAnyGameServer: config.allowAnyGameServer }),

@@ -23,17 +23,17 @@ export function instanceRoutes(
 ): void {
   const { accounts, instances, gameServerTokens, hub } = deps;
 
-  router.post('/instances', (ctx) => {
+  router.post('/instances', async (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);
-    const me = accounts.requireUser(input.userid, input.tokenContent);
-    reply(ctx, 'Got instances', { SafeInstances: instances.safeInstancesFor(me.Id) });
+    const me = await accounts.requireUser(input.userid, input.tokenContent);
+    reply(ctx, 'Got instances', { SafeInstances: await instances.safeInstancesFor(me.Id) });
   });
 
-  router.get('/instances/:worldid', (ctx) => {
+  router.get('/instances/:worldid', async (ctx) => {
     reply(ctx, 'Got instances', { SafeInstances: instances.publicInstancesOf(ctx.params.worldid!) });
   });
 
-  router.get('/gameServers', (ctx) => {
+  router.get('/gameServers', async (ctx) => {
     // Region is not known on a LAN host; the shape is kept for clients that read it.
     const region = { ContinentCode: '', City: '', State: '', Country: '', Latitude: 0, Longitude: 0 };
     reply(ctx, 'Got game servers', {
@@ -47,15 +47,15 @@ export function instanceRoutes(
       message: 'Invalid permissions! Game-server tokens are for admins and the owner.',
     });
 
-  router.post('/gameServerTokens', (ctx) => {
+  router.post('/gameServerTokens', async (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
-    reply(ctx, 'Got game-server tokens', { GameServerTokens: gameServerTokens.list() });
+    await requireAdmin(input.userid, input.tokenContent);
+    reply(ctx, 'Got game-server tokens', { GameServerTokens: await gameServerTokens.list() });
   });
 
   router.post('/addGameServerToken', async (ctx) => {
     const input = parse(AddGameServerTokenRequest, ctx.request.body);
-    const me = requireAdmin(input.userid, input.tokenContent);
+    const me = await requireAdmin(input.userid, input.tokenContent);
     const { token, record } = await gameServerTokens.add(input.label, me.Id);
     // The token is shown this once; the host keeps only its hash.
     reply(ctx, 'Added game-server token', { token, GameServerToken: record });
@@ -63,7 +63,7 @@ export function instanceRoutes(
 
   router.post('/revokeGameServerToken', async (ctx) => {
     const input = parse(RevokeGameServerTokenRequest, ctx.request.body);
-    requireAdmin(input.userid, input.tokenContent);
+    await requireAdmin(input.userid, input.tokenContent);
     await gameServerTokens.revoke(input.tokenId);
     reply(ctx, 'Revoked game-server token');
   });

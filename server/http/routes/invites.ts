@@ -9,17 +9,17 @@ export function inviteRoutes(
   router: Router,
   deps: { accounts: AccountsService; invites: InvitesService },
 ): void {
-  router.post('/inviteRequests', (ctx) => {
+  router.post('/inviteRequests', async (ctx) => {
     const input = parse(ListInviteRequestsRequest, ctx.request.body);
-    const user = deps.accounts.requireUser(input.userid, input.tokenContent);
+    const user = await deps.accounts.requireUser(input.userid, input.tokenContent);
     reply(ctx, 'Got invite requests', {
-      InviteRequests: deps.invites.list(user.Id, input.state ? { state: input.state } : undefined),
+      InviteRequests: await deps.invites.list(user.Id, input.state ? { state: input.state } : undefined),
     });
   });
 
   router.post('/updateInviteRequest', async (ctx) => {
     const input = parse(UpdateInviteRequestRequest, ctx.request.body);
-    const user = deps.accounts.requireUser(input.userid, input.tokenContent);
+    const user = await deps.accounts.requireUser(input.userid, input.tokenContent);
     reply(ctx, 'Updated invite request', {
       InviteRequest: await deps.invites.update(user.Id, input.requestId, input.state),
     });

@@ -21,14 +21,14 @@ export function moderationRoutes(
   router.post('/moderation', async (ctx) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const input = parse(ModerationRequest, body);
-    const caller = accounts.requireUser(input.userid, input.tokenContent, 'Invalid Token!');
+    const caller = await accounts.requireUser(input.userid, input.tokenContent, 'Invalid Token!');
     const { action, state, entry } = await moderation.act(caller, input.action, input.targetUserId, body);
     reply(ctx, moderation.successMessage(action), { ModerationState: state, LogEntry: entry });
   });
 
   router.post('/moderationLog', async (ctx) => {
     const input = parse(ModerationLogRequest, ctx.request.body);
-    requireModerator(input.userid, input.tokenContent);
+    await requireModerator(input.userid, input.tokenContent);
     const page = input.page ?? 0;
     const itemsPerPage = input.itemsPerPage ?? 50;
     const { entries, total } = await moderation.query({
@@ -48,7 +48,7 @@ export function moderationRoutes(
 
   router.post('/moderationLookup', async (ctx) => {
     const input = parse(ModerationLookupRequest, ctx.request.body);
-    requireModerator(input.userid, input.tokenContent);
+    await requireModerator(input.userid, input.tokenContent);
     reply(ctx, 'Got users', { Users: await moderation.lookup(input.query) });
   });
 }

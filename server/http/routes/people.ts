@@ -15,33 +15,34 @@ export function peopleRoutes(router: Router, core: HostCore): void {
   const { accounts, users, invites } = core;
   const passwordAdmin = createPasswordAdmin({ accounts, users });
 
-  router.post('/getUsers', (ctx) => {
+  router.post('/getUsers', async (ctx) => {
     const { userids } = parse(GetUsersRequest, ctx.request.body);
     const result: GetUsersResult = { Users: [], NotFound: [] };
+    const found = new Map((await users.getMany([...new Set(userids)])).map((user) => [user.Id, user]));
     for (const id of new Set(userids)) {
-      const user = users.get(id);
+      const user = found.get(id);
       if (user) result.Users.push(accounts.publicView(user));
       else result.NotFound.push(id);
     }
     reply(ctx, 'Got users', { ...result });
   });
 
-  router.post('/sentInviteRequests', (ctx) => {
+  router.post('/sentInviteRequests', async (ctx) => {
     const input = parse(SentInviteRequestsRequest, ctx.request.body);
-    const user = accounts.requireUser(input.userid, input.tokenContent);
-    reply(ctx, 'Got sent invite requests', { InviteRequests: invites.sent(user.Id) });
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
+    reply(ctx, 'Got sent invite requests', { InviteRequests: await invites.sent(user.Id) });
   });
 
   router.post('/changePassword', async (ctx) => {
     const input = parse(ChangeOwnPasswordRequest, ctx.request.body);
-    const user = accounts.requireUser(input.userid, input.tokenContent, 'Failed to change password!');
+    const user = await accounts.requireUser(input.userid, input.tokenContent, 'Failed to change password!');
     await passwordAdmin.changeOwn(user, input, input.newPassword);
     reply(ctx, 'Changed password! Every session was signed out.');
   });
 
   router.post('/resetUserPassword', async (ctx) => {
     const input = parse(ResetUserPasswordRequest, ctx.request.body);
-    const actor = accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
+    const actor = await accounts.requireUser(input.userid, input.tokenContent, 'Failed to reset password!');
     const target = await passwordAdmin.resetFor(actor, input.targetUserId, input.newPassword);
     reply(ctx, `Reset the password of ${target.Username}. Their sessions were signed out.`);
   });

@@ -5,7 +5,7 @@ import type { SetupService } from '../../services/setup.js';
 import { parse, reply } from '../envelope.js';
 
 export function setupRoutes(router: Router, deps: { setup: SetupService; accounts: AccountsService }): void {
-  router.get('/setupStatus', (ctx) => {
+  router.get('/setupStatus', async (ctx) => {
     reply(ctx, 'Got Information', { needsOwnerSetup: deps.setup.needsSetup() });
   });
 

@@ -32,7 +32,7 @@ export function uploadRoutes(
   const limits = config.uploads;
 
   /** The request's sender, once its credentials check out; it then no longer counts as anonymous. */
-  function credentials(req: IncomingMessage, fields: Record<string, unknown>) {
+  async function credentials(req: IncomingMessage, fields: Record<string, unknown>) {
     const userid = fields.userid;
     const tokenContent = fields.tokenContent;
     if (typeof userid !== 'string' || typeof tokenContent !== 'string') {
@@ -41,7 +41,7 @@ export function uploadRoutes(
         ...(typeof tokenContent !== 'string' && { tokenContent: 'is required' }),
       });
     }
-    const user = accounts.requireUser(userid, tokenContent);
+    const user = await accounts.requireUser(userid, tokenContent);
     uploadVerified(req);
     return user;
   }
@@ -64,7 +64,7 @@ export function uploadRoutes(
     multer({
       storage: tempFileStorage({
         tempPath: uploads.tempPath,
-        admit(req, fields, originalName): Admission {
+        async admit(req, fields, originalName): Promise<Admission> {
           const type = fields.originalFileName;
           const name = typeof type === 'string' ? type : originalName;
           // Credentials sent before the file (as real clients do) are checked before a byte is stored, and
@@ -73,10 +73,10 @@ export function uploadRoutes(
             uploads.typeOrThrow(name);
             return anonymousFile;
           }
-          const user = credentials(req, fields);
+          const user = await credentials(req, fields);
           uploads.typeOrThrow(name);
           // A chunk that starts a set the user has no room for is refused before its bytes are stored.
-          if (part && fields.chunkId !== undefined) uploads.chunkRoomOrThrow(user, fields.chunkId);
+          if (part && fields.chunkId !== undefined) await uploads.chunkRoomOrThrow(user, fields.chunkId);
           return null;
         },
       }),
@@ -138,7 +138,7 @@ export function uploadRoutes(
     async (ctx) => {
       if (!ctx.is('multipart')) {
         const input = parse(JsonUploadRequest, ctx.request.body);
-        const user = accounts.requireUser(input.userid, input.tokenContent);
+        const user = await accounts.requireUser(input.userid, input.tokenContent);
         uploadVerified(ctx.req);
         uploads.typeOrThrow(input.file.name);
         const bytes = Buffer.from(input.file.data, 'base64');
@@ -159,7 +159,7 @@ export function uploadRoutes(
         }
       }
       await withTemp(ctx, async (temp, originalName, fields) => {
-        const user = credentials(ctx.req, fields);
+        const user = await credentials(ctx.req, fields);
         const answer = await uploads.finish(user, temp, originalName, {
           avatarMeta: fields.avatarMeta,
           worldMeta: fields.worldMeta,
@@ -171,7 +171,7 @@ export function uploadRoutes(
 
   router.post('/uploadPart', declaredSize, multipartPart, async (ctx) => {
     await withTemp(ctx, async (temp, _name, fields) => {
-      const user = credentials(ctx.req, fields);
+      const user = await credentials(ctx.req, fields);
       const answer = await uploads.chunk(user, temp, {
         chunkId: fields.chunkId,
         chunkNumber: fields.chunkNumber,
@@ -186,7 +186,7 @@ export function uploadRoutes(
 
   router.post('/uploadPartStatus', async (ctx) => {
     const input = parse(UploadPartStatusRequest, ctx.request.body);
-    const user = accounts.requireUser(input.userid, input.tokenContent);
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
     reply(ctx, 'Got chunk set', await uploads.chunkStatus(user, input.chunkId));
   });
 }

@@ -1,0 +1,53 @@
+/**
+ * A non-unique secondary index held in memory: each key names the set of record ids whose `keysOf` lists it
+ * (e.g. avatars by the build files they use). Both stores keep one per declared list index.
+ */
+export class ListIndex<T> {
+  readonly #ids = new Map<string, Set<string>>();
+
+  constructor(readonly keysOf: (record: T) => readonly string[]) {}
+
+  /** Moves record `id` from the keys of `before` to those of `after` (either may be null: none). */
+  move(id: string, before: T | null, after: T | null): void {
+    const old = before === null ? [] : this.keysOf(before);
+    const next = after === null ? [] : this.keysOf(after);
+    for (const key of old) {
+      if (next.includes(key)) continue;
+      const set = this.#ids.get(key);
+      set?.delete(id);
+      if (set?.size === 0) this.#ids.delete(key);
+    }
+    for (const key of next) {
+      let set = this.#ids.get(key);
+      if (!set) this.#ids.set(key, (set = new Set()));
+      set.add(id);
+    }
+  }
+
+  /** The ids whose record lists `key`. */
+  ids(key: string): ReadonlySet<string> {
+    return this.#ids.get(key) ?? EMPTY;
+  }
+
+  /** Whether `record` lists `key`. */
+  lists(record: T, key: string): boolean {
+    return this.keysOf(record).includes(key);
+  }
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** The ids of `base`, adjusted by newer versions (`null`: removed) of some records: sorted, for comparisons. */
+export function idsWith<T>(
+  index: ListIndex<T>,
+  key: string,
+  base: ReadonlySet<string>,
+  newer: Iterable<[string, T | null]>,
+): string[] {
+  const ids = new Set(base);
+  for (const [id, data] of newer) {
+    if (data !== null && index.lists(data, key)) ids.add(id);
+    else ids.delete(id);
+  }
+  return [...ids].sort();
+}

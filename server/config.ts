@@ -16,6 +16,22 @@ export interface HostConfig {
    * another host, presence, sign-outs and limits hold across hosts. Needs `database`.
    */
   redis: string | null;
+  /** Limits of the PostgreSQL store (`database`). */
+  postgres: {
+    /** Connections each host keeps to PostgreSQL (a transaction holds one while it runs). */
+    poolSize: number;
+    /** Longest wait for a connection (a new one, or a free one of the pool); past it the request is refused. */
+    connectTimeoutMs: number;
+    /** Longest a statement may run (PostgreSQL's statement_timeout, and the client's own wait for an answer). */
+    statementTimeoutMs: number;
+    /** Longest a statement waits for a row lock another transaction holds (PostgreSQL's lock_timeout). */
+    lockTimeoutMs: number;
+    /**
+     * After a commit whose answer was lost (the connection broke), how long the host keeps trying to learn
+     * whether it happened before it answers the client.
+     */
+    settleTimeoutMs: number;
+  };
   cluster: {
     /** How often a host tells the others it is alive (and who is connected to it). */
     heartbeatMs: number;
@@ -164,6 +180,13 @@ export function defaultConfig(): HostConfig {
     dataDir: defaultDataDir(),
     database: null,
     redis: null,
+    postgres: {
+      poolSize: 10,
+      connectTimeoutMs: 3000,
+      statementTimeoutMs: 5000,
+      lockTimeoutMs: 2000,
+      settleTimeoutMs: 30_000,
+    },
     cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000, commandTimeoutMs: 1000, connectTimeoutMs: 2000 },
     host: '127.0.0.1',
     port: DEFAULT_PORT,
@@ -219,9 +242,10 @@ export function defaultConfig(): HostConfig {
 }
 
 export type ConfigOverrides = Partial<
-  Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances' | 'cluster'>
+  Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances' | 'cluster' | 'postgres'>
 > & {
   cluster?: Partial<HostConfig['cluster']>;
+  postgres?: Partial<HostConfig['postgres']>;
   instances?: Partial<HostConfig['instances']>;
   uploads?: Partial<HostConfig['uploads']>;
   passwordHash?: Partial<HostConfig['passwordHash']>;
@@ -247,6 +271,15 @@ const CONFIG_SHAPE = {
   dataDir: z.string(),
   database: z.string().nullable(),
   redis: z.string().nullable(),
+  postgres: z
+    .strictObject({
+      poolSize: z.number().int().min(1).max(1000),
+      connectTimeoutMs: numberValue,
+      statementTimeoutMs: numberValue,
+      lockTimeoutMs: numberValue,
+      settleTimeoutMs: numberValue,
+    })
+    .partial(),
   cluster: z
     .strictObject({
       heartbeatMs: numberValue,
@@ -356,5 +389,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
     uploads: { ...base.uploads, ...overrides.uploads },
     instances: { ...base.instances, ...overrides.instances },
     cluster: { ...base.cluster, ...overrides.cluster },
+    postgres: { ...base.postgres, ...overrides.postgres },
   };
 }

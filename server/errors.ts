@@ -14,6 +14,20 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * The database could not be reached or did not answer within its time limits (a read, or a commit that surely
+ * did not happen). The host keeps serving and recovers by itself when the database is back.
+ */
+export class StorageUnavailableError extends Error {
+  constructor(override readonly cause: unknown, detail?: string) {
+    super(
+      detail ??
+        `The host's database is not answering (${cause instanceof Error ? cause.message : String(cause)}). Nothing was changed; try again shortly.`,
+    );
+    this.name = 'StorageUnavailableError';
+  }
+}
+
 /** Thrown for a commit the log could not make durable; nothing of it is kept or visible. */
 export class StorageWriteError extends Error {
   constructor(override readonly cause: unknown) {

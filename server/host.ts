@@ -151,6 +151,13 @@ export async function openHost(
       hub.join(cluster);
     }
     const presence = hub;
+    // A change another host made to a user of this host's sockets (a ban, a sign-out, a warning) is enforced here
+    // whatever told us of it: the database's own announcement, as well as the cluster's message.
+    store.watch(USERS, (userId, remote) => {
+      if (!remote) return;
+      const affected = userId === null ? [...hub.connectedUserIds()] : hub.holdsLocally(userId) ? [userId] : [];
+      for (const id of affected) events.emit('tokensRevoked', { userId: id, remote: true });
+    });
     const passwords = createPasswordHasher(config.passwordHash);
     let port = config.port;
     // networkInterfaces() costs ~60 µs; addresses rarely change, so it is asked at most every 30 s.
@@ -421,7 +428,7 @@ export async function openHostStore(
   // Loaded only here: hosts on the embedded store never load the PostgreSQL client.
   const { PgStore } = await import('./store/pg-store.js');
   await useAsFilesFolder(config.dataDir, { database: redactUrl(config.database) });
-  return PgStore.open(config.database, PG_STORE_SPEC, { logger: log });
+  return PgStore.open(config.database, PG_STORE_SPEC, { logger: log, ...config.postgres });
 }
 
 /** Opens the data folder, starts the HTTP API (and UI) and returns once it accepts connections. */

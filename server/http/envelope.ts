@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { ErrorCode, type FieldErrors } from '../protocol/errors.js';
 import { fieldErrorsOf } from '../protocol/schemas.js';
-import { AppError, StorageWriteError } from '../errors.js';
+import { AppError, StorageUnavailableError, StorageWriteError } from '../errors.js';
 
 /** Under /api/ (in any case, as the router's prefix matches). */
 export function isApiPath(path: string): boolean {
@@ -64,6 +64,9 @@ function classify(error: unknown): {
       extra: error.extra,
       unexpected: false,
     };
+  }
+  if (error instanceof StorageUnavailableError) {
+    return { code: ErrorCode.STORAGE_UNAVAILABLE, message: error.message, unexpected: false };
   }
   if (error instanceof StorageWriteError) {
     const full = (error.cause as NodeJS.ErrnoException | null)?.code === 'ENOSPC';
@@ -195,7 +198,11 @@ export function envelopeFunnel(log: Logger): Middleware {
 export function errorEnvelope(error: unknown, log: Logger, reqId: string, path: string): object {
   const { code, message, fields, extra, unexpected } = classify(error);
   if (unexpected) log.error({ err: error, reqId, path }, 'request failed');
-  else if (code === ErrorCode.STORAGE_FULL || code === ErrorCode.STORAGE_FAILED) {
+  else if (
+    code === ErrorCode.STORAGE_FULL ||
+    code === ErrorCode.STORAGE_FAILED ||
+    code === ErrorCode.STORAGE_UNAVAILABLE
+  ) {
     log.warn({ err: error, reqId, path }, 'a change could not be saved');
   }
   return {

@@ -12,6 +12,8 @@ export const ErrorCode = {
   /** The host could not save the change (its disk is full, or a write failed); nothing was changed. */
   STORAGE_FULL: 'STORAGE_FULL',
   STORAGE_FAILED: 'STORAGE_FAILED',
+  /** The host's database (PostgreSQL) is unreachable or too slow right now; nothing was changed; try again. */
+  STORAGE_UNAVAILABLE: 'STORAGE_UNAVAILABLE',
   INVALID_TOKEN: 'INVALID_TOKEN',
   INCORRECT_CREDENTIALS: 'INCORRECT_CREDENTIALS',
   USER_NOT_FOUND: 'USER_NOT_FOUND',

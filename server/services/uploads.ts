@@ -317,11 +317,17 @@ export function createUploadsService(
   let tmpDir = join(config.dataDir, 'tmp');
   let releaseTmp: (() => Promise<void>) | null = null;
   const chunksDir = join(config.dataDir, 'chunks');
-  /** Bumped on every avatar or world change, so search indexes know when to rebuild. */
+  /** Bumped on every avatar or world change (by any host), so search indexes know when to rebuild. */
   let contentVersion = 0;
   const chunkSets: Collection<ChunkSet> = store.collection<ChunkSet>(CHUNK_SETS);
   const chunkOwners: Collection<ChunkOwner> = store.collection<ChunkOwner>(CHUNK_OWNERS);
   files.addListIndex(BY_OWNER, (file) => [file.UserId]);
+  // Search indexes rebuild when an avatar or world changed, whichever host changed it.
+  const changed = (): void => {
+    contentVersion++;
+  };
+  store.watch(AVATARS, changed);
+  store.watch(WORLDS, changed);
   // Which avatar or world a build file belongs to, and which worlds use a server script: indexes of the store, so
   // they follow every change whichever host made it.
   avatars.addListIndex(BY_BUILD_FILE, (avatar) => avatar.Builds.map((build) => build.FileId));
@@ -618,9 +624,6 @@ export function createUploadsService(
       }
       const saved = t.repo<AvatarMetaDto>(AVATARS).put(avatar.Id, avatar);
       for (const file of replaced) await fileRepo.remove(file.FileId);
-      t.afterCommit(() => {
-        contentVersion++;
-      });
       return { avatar: saved, replaced };
     });
     await removeFiles(replaced);
@@ -689,9 +692,6 @@ export function createUploadsService(
       }
       const saved = t.repo<WorldMetaDto>(WORLDS).put(world.Id, world);
       for (const file of replaced) await fileRepo.remove(file.FileId);
-      t.afterCommit(() => {
-        contentVersion++;
-      });
       return { world: saved, replaced };
     });
     await removeFiles(replaced);
@@ -813,9 +813,6 @@ export function createUploadsService(
         else draft.Worlds = draft.Worlds.filter((w) => w !== id);
       });
     }
-    t.afterCommit(() => {
-      contentVersion++;
-    });
     return doomed;
   }
 

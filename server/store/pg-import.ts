@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { PG_MIGRATIONS, runMigrations } from './pg-migrations.js';
-import { COMMIT_LOCK, PostgresUnreachableError } from './pg-store.js';
+import { MIGRATION_LOCK, PG_MIGRATIONS, runMigrations } from './pg-migrations.js';
+import { PostgresUnreachableError } from './pg-store.js';
 import { redactUrl } from './pg-url.js';
 
 export interface ImportedRecord {
@@ -32,8 +32,8 @@ const BATCH = 500;
 
 /**
  * Copies records and log entries into the PostgreSQL store at `url` in one transaction, refusing a database that
- * already holds any (naming it). Sequence numbers are kept and the commit clock set past them, so the store goes
- * on where the source stopped; hosts already running on the database reload everything.
+ * already holds any (naming it). Sequence numbers are kept and history numbering goes on past them. The keys of
+ * secondary indexes are made by the first host that uses each index.
  */
 export async function importIntoEmptyDatabase(
   url: string,
@@ -52,14 +52,15 @@ export async function importIntoEmptyDatabase(
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [COMMIT_LOCK]);
+      // Two imports at once: the second waits, then finds the database not empty.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [MIGRATION_LOCK]);
+      await client.query('LOCK TABLE hx_records, hx_log_entries IN EXCLUSIVE MODE');
       const counts = (
-        await client.query<{ records: string; entries: string; clock: string }>(
-          `SELECT (SELECT count(*) FROM hx_records) AS records, (SELECT count(*) FROM hx_log_entries) AS entries,
-                  (SELECT seq FROM hx_clock) AS clock`,
+        await client.query<{ records: string; entries: string }>(
+          `SELECT (SELECT count(*) FROM hx_records) AS records, (SELECT count(*) FROM hx_log_entries) AS entries`,
         )
       ).rows[0]!;
-      if (Number(counts.records) > 0 || Number(counts.entries) > 0 || Number(counts.clock) > 0)
+      if (Number(counts.records) > 0 || Number(counts.entries) > 0)
         throw new DatabaseNotEmptyError(url, Number(counts.records), Number(counts.entries));
       let clock = 0;
       let recordCount = 0;
@@ -106,10 +107,11 @@ export async function importIntoEmptyDatabase(
         if (logBatch.length >= BATCH) await flushEntries();
       }
       await flushEntries();
-      await client.query('UPDATE hx_clock SET seq = $1', [clock]);
+      // History entries go on numbering after the imported ones; hosts already running hear that all changed.
+      await client.query("SELECT setval('hx_log_seq', GREATEST($1::bigint, 1))", [clock]);
       await client.query('SELECT pg_notify($1, $2)', [
         `hx_commit_${await schemaOf(client)}`.slice(0, 63),
-        `${clock}`,
+        JSON.stringify({ o: 'import', all: true, l: [] }),
       ]);
       await client.query('COMMIT');
       client.release();

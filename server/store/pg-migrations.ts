@@ -90,6 +90,96 @@ export const PG_MIGRATIONS: PgMigration[] = [
   },
 ];
 
+/** First key of the advisory lock an append to a history takes until its commit (the second: the log's hash). */
+export const LOG_LOCK = 0x48584303;
+/** First key of the advisory lock that builds a secondary index once (the second: its name's hash). */
+export const INDEX_LOCK = 0x48584304;
+
+PG_MIGRATIONS.push({
+  version: 3,
+  name: 'a database, not a log to replay: key tables, idempotent commits, histories ordered per log',
+  sql: `
+    -- Unique secondary keys (users by name...): one row per key, written in the commit that writes the record.
+    CREATE TABLE hx_keys (
+      collection text NOT NULL,
+      idx text NOT NULL,
+      key text NOT NULL,
+      id text NOT NULL,
+      PRIMARY KEY (collection, idx, key)
+    );
+    CREATE INDEX hx_keys_by_record ON hx_keys (collection, id);
+    -- List keys (avatars by build file...): a key names any number of records.
+    CREATE TABLE hx_list_keys (
+      collection text NOT NULL,
+      idx text NOT NULL,
+      key text NOT NULL,
+      id text NOT NULL,
+      PRIMARY KEY (collection, idx, key, id)
+    );
+    CREATE INDEX hx_list_keys_by_record ON hx_list_keys (collection, id);
+    -- The indexes whose keys exist for every record (built once, by the first host that declares one).
+    CREATE TABLE hx_indexes (
+      collection text NOT NULL,
+      idx text NOT NULL,
+      PRIMARY KEY (collection, idx)
+    );
+    -- One row per committed transaction: after a commit whose answer was lost, its row tells whether it happened.
+    CREATE TABLE hx_tx_done (
+      id text PRIMARY KEY,
+      done_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX hx_tx_done_by_time ON hx_tx_done (done_at);
+    -- History entries are numbered from a sequence, under their log's lock, so each log commits in order.
+    CREATE SEQUENCE hx_log_seq;
+    SELECT setval('hx_log_seq', GREATEST(1, (SELECT seq FROM hx_clock),
+      (SELECT coalesce(max(seq), 0) FROM hx_log_entries)));
+    DROP FUNCTION hx_commit(bigint, bigint, text, text, text[], text[], bigint[], json[], text[], text[],
+      text[], bigint[], json[], json);
+    DROP TABLE hx_commits;
+    DROP TABLE hx_clock;
+    -- Writes one transaction's records, keys and history entries in one round trip; the entries' sequence
+    -- numbers are taken last, under their log's lock, held until the commit right after.
+    CREATE FUNCTION hx_write(
+      tx_id text, channel text, payload text,
+      u_c text[], u_i text[], u_d json[],
+      r_c text[], r_i text[],
+      k_c text[], k_x text[], k_k text[], k_i text[],
+      l_c text[], l_x text[], l_k text[], l_i text[],
+      e_l text[], e_d json[]
+    ) RETURNS bigint[] LANGUAGE plpgsql AS $$
+    DECLARE
+      seqs bigint[] := '{}';
+      log_name text;
+      n int;
+    BEGIN
+      INSERT INTO hx_tx_done (id) VALUES (tx_id);
+      DELETE FROM hx_keys WHERE (collection, id) IN
+        (SELECT * FROM unnest(u_c || r_c, u_i || r_i));
+      DELETE FROM hx_list_keys WHERE (collection, id) IN
+        (SELECT * FROM unnest(u_c || r_c, u_i || r_i));
+      DELETE FROM hx_records WHERE (collection, id) IN (SELECT * FROM unnest(r_c, r_i));
+      INSERT INTO hx_records (collection, id, version, data)
+        SELECT c, i, 1, d FROM unnest(u_c, u_i, u_d) AS w(c, i, d)
+        ON CONFLICT (collection, id)
+        DO UPDATE SET version = hx_records.version + 1, data = EXCLUDED.data;
+      INSERT INTO hx_keys (collection, idx, key, id) SELECT * FROM unnest(k_c, k_x, k_k, k_i)
+        ON CONFLICT (collection, idx, key) DO UPDATE SET id = EXCLUDED.id;
+      INSERT INTO hx_list_keys (collection, idx, key, id) SELECT * FROM unnest(l_c, l_x, l_k, l_i)
+        ON CONFLICT DO NOTHING;
+      FOR log_name IN SELECT DISTINCT l FROM unnest(e_l) AS e(l) ORDER BY 1 LOOP
+        PERFORM pg_advisory_xact_lock(${LOG_LOCK}, hashtext(log_name));
+      END LOOP;
+      FOR n IN 1 .. coalesce(array_length(e_l, 1), 0) LOOP
+        seqs := seqs || nextval('hx_log_seq');
+        INSERT INTO hx_log_entries (log, seq, entry) VALUES (e_l[n], seqs[n], e_d[n]);
+      END LOOP;
+      PERFORM pg_notify(channel, payload);
+      RETURN seqs;
+    END
+    $$;
+  `,
+});
+
 /** First key of the migrations' advisory lock (the second is the schema's hash). */
 export const MIGRATION_LOCK = 0x48584302;
 

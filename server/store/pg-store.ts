@@ -1,345 +1,48 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { StorageWriteError } from '../errors.js';
-import { COMMIT_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
-import { redactUrl } from './pg-url.js';
 import { freeze } from 'immer';
-import { txRepo } from './tx-repo.js';
-import { ListIndex } from './list-index.js';
-import type { DataStore, ReadCollection, ReadLog, Tx, TxRepo } from './seam.js';
+import pg from 'pg';
+import { StorageUnavailableError, StorageWriteError } from '../errors.js';
+import { classifyPgError, isConnectionError, storageError } from './pg-errors.js';
+import { PgListener } from './pg-listener.js';
+import { PgLog } from './pg-log.js';
+import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
+import { redactUrl } from './pg-url.js';
+import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
 import { isSafeId, TransactionConflictError, type LogSpec, type StoreLogger } from './store.js';
+import { txRepo } from './tx-repo.js';
 
-export { COMMIT_LOCK, PgSchemaTooNewError, redactUrl };
+export { PgSchemaTooNewError, redactUrl };
 
 /**
  * The storage seam on PostgreSQL, for communities that outgrow one machine: several host processes share one
- * database. The seam's reads are synchronous, so each process keeps every record in memory (loaded at open,
- * deeply frozen) and keeps it coherent with the others:
+ * database, which holds the truth. A read is a query; a transaction is a PostgreSQL transaction at SERIALIZABLE
+ * isolation (row-level, no lock across the community), run again when PostgreSQL reports a serialization
+ * failure; its writes go in one round trip (`hx_write`) before COMMIT. Records live in `hx_records`, unique keys
+ * in `hx_keys`, list keys in `hx_list_keys`, each written in the commit that writes its record; histories in
+ * `hx_log_entries`, numbered in commit order per log. No host holds a copy of the community: what it keeps is its
+ * connections and each history's keys (positions for the moderation panel).
  *
- * - Every commit, from any process, takes one advisory lock, so commits have one order across processes. A
- *   process checks its transactions against its own copy (optimistic concurrency, as the embedded store: every
- *   version a transaction read must still be the newest, or it runs again) and sends the batch to `hx_commit`,
- *   which writes it (records, log entries, its `hx_commits` row naming the records changed), moves the commit
- *   clock and NOTIFYs, in one round trip, provided the clock is where the process's copy is. When another process
- *   committed meanwhile, the process takes the lock itself, catches up (the commits it missed), checks again and
- *   writes. Transactions that are ready together share one PostgreSQL transaction (one lock, one WAL flush).
- * - Other processes LISTEN and, on a notification, pull: the commits past what they applied, then the rows those
- *   name. A process that missed commits (its listening connection dropped, old `hx_commits` rows were pruned)
- *   reloads everything. Readers see a change only once its PostgreSQL transaction committed.
- * - Histories (the moderation log) are rows numbered by the commit sequence; positions follow that order in
- *   every process.
+ * Every commit announces what it changed (NOTIFY); each host LISTENs, and `watch` hands the changes to whoever
+ * keeps something that depends on them (sockets to close after a ban, a search index). Every call has a time
+ * limit; an unreachable or stalled database answers StorageUnavailableError within it.
  */
 
-/** A transaction whose reads keep changing under it gives up after this many runs. */
-const MAX_TX_RUNS = 50;
-/** `hx_commits` rows are kept this long, so a process that fell behind pulls changes instead of reloading. */
-const COMMITS_KEPT = "interval '15 minutes'";
-/** Pruning old `hx_commits` rows runs once per this many commits. */
-const PRUNE_EVERY = 1000;
-/** A lost listening connection is opened again after this long (doubling up to 10 s). */
-const RELISTEN_MS = 250;
-
-interface Row<T> {
-  version: number;
-  data: T;
-}
-
-interface IndexDef<T> {
-  keyOf: (record: T) => string | undefined;
-  ids: Map<string, string>;
-}
-
-/** One collection as this process holds it: the committed records, frozen, with their versions. */
-export class PgCollection<T> implements ReadCollection<T> {
-  readonly #rows = new Map<string, Row<T>>();
-  readonly #indexes = new Map<string, IndexDef<T>>();
-  readonly #lists = new Map<string, ListIndex<T>>();
-
-  constructor(readonly name: string) {}
-
-  get size(): number {
-    return this.#rows.size;
-  }
-
-  /** The record as this process holds it, synchronously. */
-  peek(id: string): T | undefined {
-    return this.#rows.get(id)?.data;
-  }
-
-  get(id: string): Promise<T | undefined> {
-    return Promise.resolve(this.peek(id));
-  }
-
-  has(id: string): Promise<boolean> {
-    return Promise.resolve(this.#rows.has(id));
-  }
-
-  getMany(ids: readonly string[]): Promise<T[]> {
-    const found: T[] = [];
-    for (const id of ids) {
-      const record = this.peek(id);
-      if (record !== undefined) found.push(record);
-    }
-    return Promise.resolve(found);
-  }
-
-  count(): Promise<number> {
-    return Promise.resolve(this.#rows.size);
-  }
-
-  async *scan(): AsyncIterable<T> {
-    for (const row of [...this.#rows.values()]) yield row.data;
-  }
-
-  find(index: string, key: string): Promise<T | undefined> {
-    const id = this.#index(index).ids.get(key);
-    return Promise.resolve(id === undefined ? undefined : this.peek(id));
-  }
-
-  addListIndex(index: string, keysOf: (record: T) => readonly string[]): void {
-    const list = new ListIndex(keysOf);
-    for (const [id, row] of this.#rows) list.move(id, null, row.data);
-    this.#lists.set(index, list);
-  }
-
-  list(index: string, key: string): Promise<T[]> {
-    return this.getMany([...this.#list(index).ids(key)]);
-  }
-
-  #list(name: string): ListIndex<T> {
-    const index = this.#lists.get(name);
-    if (!index) throw new Error(`collection ${this.name} has no list index ${name}`);
-    return index;
-  }
-
-  /** @internal: the ids list index `index` holds under `key`, sorted. */
-  listIds(index: string, key: string): string[] {
-    return [...this.#list(index).ids(key)].sort();
-  }
-
-  /** @internal: whether `data` is listed under `key` in list index `index`. */
-  lists(index: string, data: T, key: string): boolean {
-    return this.#list(index).lists(data, key);
-  }
-
-  addIndex(index: string, keyOf: (record: T) => string | undefined): void {
-    const def: IndexDef<T> = { keyOf, ids: new Map() };
-    for (const [id, row] of this.#rows) {
-      const key = keyOf(row.data);
-      if (key !== undefined) def.ids.set(key, id);
-    }
-    this.#indexes.set(index, def);
-  }
-
-  #index(name: string): IndexDef<T> {
-    const def = this.#indexes.get(name);
-    if (!def) throw new Error(`collection ${this.name} has no index ${name}`);
-    return def;
-  }
-
-  /** @internal: the committed version of a record (0: none). */
-  versionOf(id: string): number {
-    return this.#rows.get(id)?.version ?? 0;
-  }
-
-  /** @internal: the id holding `key` in `index`. */
-  idOf(index: string, key: string): string | undefined {
-    return this.#index(index).ids.get(key);
-  }
-
-  /** @internal: the index keys of a record, as `index/key` (list indexes' as `list:index/key`). */
-  keysOf(data: T): string[] {
-    const keys: string[] = [];
-    for (const [name, def] of this.#indexes) {
-      const key = def.keyOf(data);
-      if (key !== undefined) keys.push(`${name}/${key}`);
-    }
-    for (const [name, list] of this.#lists)
-      for (const key of list.keysOf(data)) keys.push(`list:${name}/${key}`);
-    return keys;
-  }
-
-  /** @internal: a committed version (null: the record was removed); an older one than held is ignored. */
-  apply(id: string, version: number, data: T | null): void {
-    const current = this.#rows.get(id);
-    if (current && current.version > version) return;
-    for (const def of this.#indexes.values()) {
-      const oldKey = current ? def.keyOf(current.data) : undefined;
-      const newKey = data === null ? undefined : def.keyOf(data);
-      if (oldKey !== undefined && oldKey !== newKey && def.ids.get(oldKey) === id) def.ids.delete(oldKey);
-      if (newKey !== undefined) def.ids.set(newKey, id);
-    }
-    for (const list of this.#lists.values()) list.move(id, current?.data ?? null, data);
-    if (data === null) this.#rows.delete(id);
-    else this.#rows.set(id, { version, data });
-  }
-
-  /** @internal: ids held, for a full reload. */
-  ids(): string[] {
-    return [...this.#rows.keys()];
-  }
-}
-
-/** A history as this process holds it: each entry's sequence number and key; entries are read from the table. */
-export class PgLog<E extends { seq: number }, K> implements ReadLog<E, K> {
-  readonly #index: Array<{ seq: number; key: K }> = [];
-  readonly #listeners: Array<(entry: E, position: number) => void> = [];
-  #maxSeq = 0;
-
-  constructor(
-    readonly name: string,
-    private readonly keyOf: (entry: E) => K,
-    private readonly fetch: (seq: number) => Promise<E>,
-  ) {}
-
-  get length(): number {
-    return this.#index.length;
-  }
-
-  indexAt(position: number): { key: K } | undefined {
-    return this.#index[position];
-  }
-
-  read(position: number): Promise<E> {
-    const at = this.#index[position];
-    if (!at) return Promise.reject(new Error(`no log entry ${position}`));
-    return this.fetch(at.seq);
-  }
-
-  onAppend(listener: (entry: E, position: number) => void): void {
-    this.#listeners.push(listener);
-  }
-
-  /** @internal: a committed entry, in sequence order; `quiet` at open (no listeners yet). */
-  accept(entry: E, quiet = false): void {
-    if (entry.seq <= this.#maxSeq) return;
-    this.#maxSeq = entry.seq;
-    const position = this.#index.length;
-    this.#index.push({ seq: entry.seq, key: this.keyOf(entry) });
-    if (!quiet) for (const listener of this.#listeners) listener(entry, position);
-  }
-}
-
-interface Write {
-  collection: PgCollection<unknown>;
-  id: string;
-  data: unknown;
-}
-
-class PgTransaction implements Tx {
-  readonly writes = new Map<string, Write>();
-  readonly reads = new Map<string, { collection: PgCollection<unknown>; id: string; version: number }>();
-  readonly keyReads = new Map<
-    string,
-    { collection: PgCollection<unknown>; index: string; key: string; id: string | undefined }
-  >();
-  readonly listReads = new Map<
-    string,
-    { collection: PgCollection<unknown>; index: string; key: string; ids: string }
-  >();
-  readonly appends: Array<{ log: PgLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
-  readonly effects: Array<() => void> = [];
-  done = false;
-
-  constructor(private readonly store: PgStore) {}
-
-  #live(): void {
-    if (this.done) throw new Error('transaction already ended');
-  }
-
-  repo<T>(name: string): TxRepo<T> {
-    const collection = this.store.collection<unknown>(name);
-    const key = (id: string): string => `${name}/${id}`;
-    const read = (id: string): unknown => {
-      this.#live();
-      const own = this.writes.get(key(id));
-      if (own) return own.data ?? undefined;
-      if (!this.reads.has(key(id)))
-        this.reads.set(key(id), { collection, id, version: collection.versionOf(id) });
-      return collection.peek(id);
-    };
-    const write = (id: string, data: unknown): void => {
-      this.#live();
-      if (!isSafeId(id)) throw new Error(`unsafe record id ${JSON.stringify(id)}`);
-      this.writes.set(key(id), { collection, id, data });
-    };
-    const find = (index: string, indexKey: string): unknown => {
-      this.#live();
-      for (const own of this.writes.values()) {
-        if (own.collection !== collection || own.data === null) continue;
-        if (collection.keysOf(own.data).includes(`${index}/${indexKey}`)) return own.data;
-      }
-      const id = collection.idOf(index, indexKey);
-      const readKey = `${name}/${index}/${indexKey}`;
-      if (!this.keyReads.has(readKey)) this.keyReads.set(readKey, { collection, index, key: indexKey, id });
-      return id === undefined ? undefined : read(id);
-    };
-    const listIds = (index: string, indexKey: string): string[] => {
-      this.#live();
-      const committed = collection.listIds(index, indexKey);
-      const readKey = `${name}/list:${index}/${indexKey}`;
-      if (!this.listReads.has(readKey))
-        this.listReads.set(readKey, { collection, index, key: indexKey, ids: committed.join(' ') });
-      const ids = new Set(committed);
-      for (const own of this.writes.values()) {
-        if (own.collection !== collection) continue;
-        if (own.data !== null && collection.lists(index, own.data, indexKey)) ids.add(own.id);
-        else ids.delete(own.id);
-      }
-      return [...ids];
-    };
-    return txRepo<T>(name, { read, write, find, listIds });
-  }
-
-  append<E extends { seq: number }>(name: string, entry: E): E {
-    this.#live();
-    this.appends.push({ log: this.store.log(name) as unknown as PgLog<{ seq: number }, unknown>, entry });
-    return entry;
-  }
-
-  afterCommit(effect: () => void): void {
-    this.effects.push(effect);
-  }
-
-  /** Whether every version this transaction read is still the newest this process holds. */
-  valid(): boolean {
-    for (const read of this.reads.values()) {
-      if (read.collection.versionOf(read.id) !== read.version) return false;
-    }
-    for (const read of this.keyReads.values()) {
-      if (read.collection.idOf(read.index, read.key) !== read.id) return false;
-    }
-    for (const read of this.listReads.values()) {
-      if (read.collection.listIds(read.index, read.key).join(' ') !== read.ids) return false;
-    }
-    return true;
-  }
-
-  get writesSomething(): boolean {
-    return this.writes.size > 0 || this.appends.length > 0;
-  }
-}
-
-/** A transaction waiting for the committer: it resolves true once committed, false when it must run again. */
-interface Queued {
-  t: PgTransaction;
-  settle: (committed: boolean) => void;
-  fail: (error: unknown) => void;
-}
-
-interface Plan {
-  accepted: Queued[];
-  retry: Queued[];
-  assigned: Array<{ write: Write; seq: number }>;
-  prev: number;
-  next: number;
-  params: unknown[];
-}
+/** A transaction that keeps meeting serialization failures gives up after this many runs. */
+const MAX_TX_RUNS = 30;
+/** Rows per page when a collection is scanned or an index built. */
+const PAGE = 1000;
+/** A NOTIFY payload is limited to 8000 bytes: past this, "everything may have changed" is announced instead. */
+const NOTIFY_MAX = 7000;
+/** Rows of hx_tx_done older than this are deleted (they only settle commits whose answer was lost just now). */
+const TX_DONE_KEPT = "interval '1 day'";
 
 export interface PgStoreOptions {
   logger?: StoreLogger;
-  /** Connections in the pool (the committer uses one at a time; log reads use the others). */
   poolSize?: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+  settleTimeoutMs?: number;
 }
 
 const silentLogger: StoreLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -354,33 +57,242 @@ export class PostgresUnreachableError extends Error {
   }
 }
 
-type Client = pg.PoolClient | pg.Client;
+type Watcher = (id: string | null, remote: boolean) => void;
 
-export class PgStore implements DataStore {
+interface IndexDef<T> {
+  kind: 'unique' | 'list';
+  keysOf: (record: T) => readonly string[];
+}
+
+/** One collection: every read a query, each record frozen as it is handed out. */
+export class PgCollection<T> implements ReadCollection<T> {
+  readonly indexes = new Map<string, IndexDef<T>>();
+
+  constructor(
+    readonly name: string,
+    private readonly store: PgStore,
+  ) {}
+
+  async get(id: string): Promise<T | undefined> {
+    const rows = await this.store.query<{ data: T }>(
+      'SELECT data FROM hx_records WHERE collection = $1 AND id = $2',
+      [this.name, id],
+    );
+    return rows[0] ? frozen(rows[0].data) : undefined;
+  }
+
+  async has(id: string): Promise<boolean> {
+    return (await this.get(id)) !== undefined;
+  }
+
+  async getMany(ids: readonly string[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.store.query<{ id: string; data: T }>(
+      'SELECT id, data FROM hx_records WHERE collection = $1 AND id = ANY($2)',
+      [this.name, [...ids]],
+    );
+    const byId = new Map(rows.map((row) => [row.id, row.data]));
+    const found: T[] = [];
+    for (const id of ids) {
+      const data = byId.get(id);
+      if (data !== undefined) found.push(frozen(data));
+    }
+    return found;
+  }
+
+  async find(index: string, key: string): Promise<T | undefined> {
+    await this.store.indexReady(this, index);
+    const rows = await this.store.query<{ data: T }>(
+      `SELECT r.data FROM hx_keys k JOIN hx_records r ON r.collection = k.collection AND r.id = k.id
+        WHERE k.collection = $1 AND k.idx = $2 AND k.key = $3`,
+      [this.name, index, key],
+    );
+    return rows[0] ? frozen(rows[0].data) : undefined;
+  }
+
+  async list(index: string, key: string): Promise<T[]> {
+    await this.store.indexReady(this, index);
+    const rows = await this.store.query<{ data: T }>(
+      `SELECT r.data FROM hx_list_keys k JOIN hx_records r ON r.collection = k.collection AND r.id = k.id
+        WHERE k.collection = $1 AND k.idx = $2 AND k.key = $3 ORDER BY k.id`,
+      [this.name, index, key],
+    );
+    return rows.map((row) => frozen(row.data));
+  }
+
+  async count(): Promise<number> {
+    const rows = await this.store.query<{ n: string }>(
+      'SELECT count(*) AS n FROM hx_records WHERE collection = $1',
+      [this.name],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async *scan(): AsyncIterable<T> {
+    for await (const row of this.rows()) yield frozen(row.data);
+  }
+
+  /** Every record with its id, a page at a time (by id, so a page boundary never skips or repeats one). */
+  async *rows(): AsyncIterable<{ id: string; data: T }> {
+    let after = '';
+    for (;;) {
+      const page = await this.store.query<{ id: string; data: T }>(
+        'SELECT id, data FROM hx_records WHERE collection = $1 AND id > $2 ORDER BY id LIMIT $3',
+        [this.name, after, PAGE],
+      );
+      for (const row of page) yield row;
+      if (page.length < PAGE) return;
+      after = page.at(-1)!.id;
+    }
+  }
+
+  addIndex(index: string, keyOf: (record: T) => string | undefined): void {
+    this.indexes.set(index, {
+      kind: 'unique',
+      keysOf: (record) => {
+        const key = keyOf(record);
+        return key === undefined ? [] : [key];
+      },
+    });
+  }
+
+  addListIndex(index: string, keysOf: (record: T) => readonly string[]): void {
+    this.indexes.set(index, { kind: 'list', keysOf });
+  }
+
+  /** @internal: the keys a record has in each index, for hx_write. */
+  keysOf(data: T): Array<{ kind: 'unique' | 'list'; index: string; key: string }> {
+    const keys: Array<{ kind: 'unique' | 'list'; index: string; key: string }> = [];
+    for (const [index, def] of this.indexes)
+      for (const key of new Set(def.keysOf(data))) keys.push({ kind: def.kind, index, key });
+    return keys;
+  }
+
+  /** @internal */
+  def(index: string): IndexDef<T> {
+    const def = this.indexes.get(index);
+    if (!def) throw new Error(`collection ${this.name} has no index ${index}`);
+    return def;
+  }
+}
+
+function frozen<T>(data: T): T {
+  return freeze(data, true);
+}
+
+interface Write {
+  collection: PgCollection<unknown>;
+  id: string;
+  data: unknown;
+}
+
+/** A transaction: reads through its own PostgreSQL transaction, writes kept until the end. */
+class PgTransaction implements Tx {
+  readonly writes = new Map<string, Write>();
+  readonly appends: Array<{ log: PgLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
+  readonly effects: Array<() => void> = [];
+  done = false;
+
+  constructor(
+    private readonly store: PgStore,
+    private readonly client: pg.PoolClient,
+  ) {}
+
+  #live(): void {
+    if (this.done) throw new Error('transaction already ended');
+  }
+
+  async #query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    this.#live();
+    return (await this.client.query<R>(text, values)).rows;
+  }
+
+  repo<T>(name: string): TxRepo<T> {
+    const collection = this.store.collection<unknown>(name);
+    const key = (id: string): string => `${name}/${id}`;
+    const read = async (id: string): Promise<unknown> => {
+      this.#live();
+      const own = this.writes.get(key(id));
+      if (own) return own.data ?? undefined;
+      const rows = await this.#query<{ data: unknown }>(
+        'SELECT data FROM hx_records WHERE collection = $1 AND id = $2',
+        [name, id],
+      );
+      return rows[0] ? frozen(rows[0].data) : undefined;
+    };
+    const write = (id: string, data: unknown): void => {
+      this.#live();
+      if (!isSafeId(id)) throw new Error(`unsafe record id ${JSON.stringify(id)}`);
+      this.writes.set(key(id), { collection, id, data });
+    };
+    const find = async (index: string, indexKey: string): Promise<unknown> => {
+      this.#live();
+      for (const own of this.#ownWrites(collection)) {
+        if (own.data !== null && collection.def(index).keysOf(own.data).includes(indexKey)) return own.data;
+      }
+      await this.store.indexReady(collection, index);
+      const rows = await this.#query<{ id: string }>(
+        'SELECT id FROM hx_keys WHERE collection = $1 AND idx = $2 AND key = $3',
+        [name, index, indexKey],
+      );
+      const id = rows[0]?.id;
+      // A record this transaction changed no longer holds the key (it would have been found above).
+      if (id === undefined || this.writes.has(key(id))) return undefined;
+      return read(id);
+    };
+    const listIds = async (index: string, indexKey: string): Promise<string[]> => {
+      this.#live();
+      await this.store.indexReady(collection, index);
+      const rows = await this.#query<{ id: string }>(
+        'SELECT id FROM hx_list_keys WHERE collection = $1 AND idx = $2 AND key = $3 ORDER BY id',
+        [name, index, indexKey],
+      );
+      const ids = new Set(rows.map((row) => row.id));
+      for (const own of this.#ownWrites(collection)) {
+        if (own.data !== null && collection.def(index).keysOf(own.data).includes(indexKey)) ids.add(own.id);
+        else ids.delete(own.id);
+      }
+      return [...ids];
+    };
+    return txRepo<T>(name, { read, write, find, listIds });
+  }
+
+  *#ownWrites(collection: PgCollection<unknown>): IterableIterator<Write> {
+    for (const own of this.writes.values()) if (own.collection === collection) yield own;
+  }
+
+  append<E extends { seq: number }>(name: string, entry: E): E {
+    this.#live();
+    this.appends.push({ log: this.store.log(name) as unknown as PgLog<{ seq: number }, unknown>, entry });
+    return entry;
+  }
+
+  afterCommit(effect: () => void): void {
+    this.effects.push(effect);
+  }
+
+  get writesSomething(): boolean {
+    return this.writes.size > 0 || this.appends.length > 0;
+  }
+}
+
+export class PgStore implements HostStore {
   readonly #collections = new Map<string, PgCollection<unknown>>();
   readonly #logs = new Map<string, PgLog<{ seq: number }, unknown>>();
+  readonly #watchers = new Map<string, Watcher[]>();
+  readonly #indexesReady = new Map<string, Promise<void>>();
   readonly #origin = randomBytes(12).toString('hex');
-  /** The commit clock this process's copy reflects. */
-  #applied = 0;
-  #queue: Queued[] = [];
-  #pullWanted = false;
-  #working: Promise<void> | null = null;
-  #closed = false;
-  #listener: pg.Client | null = null;
-  #relistenTimer: NodeJS.Timeout | null = null;
-  #commitsSincePrune = 0;
-  #retryTail: Promise<void> = Promise.resolve();
-  /** Pulls asked for (refresh) and done, so a caller waits for a pull that started after it asked. */
-  #pullsAsked = 0;
-  #pullsDone = 0;
-  #pullFailed: { upTo: number; error: unknown } = { upTo: 0, error: null };
   readonly #inFlight = new Set<Promise<unknown>>();
+  #listener: PgListener | null = null;
+  #pruneTimer: NodeJS.Timeout | null = null;
+  #closed = false;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly connection: pg.ClientConfig,
     readonly schema: string,
     readonly logger: StoreLogger,
+    private readonly settleTimeoutMs: number,
   ) {}
 
   /** The channel commits are announced on (one per schema). */
@@ -400,502 +312,454 @@ export class PgStore implements DataStore {
     return existing as unknown as PgLog<E, K>;
   }
 
-  /** The commit clock this process has applied. */
-  get applied(): number {
-    return this.#applied;
+  watch(collection: string, listener: Watcher): void {
+    const list = this.#watchers.get(collection) ?? [];
+    list.push(listener);
+    this.#watchers.set(collection, list);
   }
 
-  /** Nothing to write behind: every commit is in PostgreSQL once acknowledged (kept so hosts treat both stores alike). */
+  /** Nothing to write behind: every commit is in PostgreSQL once acknowledged. */
   async checkpoint(): Promise<void> {}
 
-  /** Brings this process's copy up to every commit made so far, by any process. */
+  /** Reads every history entry committed so far by any process. */
   async refresh(): Promise<void> {
-    const wanted = ++this.#pullsAsked;
-    this.#pullWanted = true;
-    while (this.#pullsDone < wanted) {
-      if (this.#closed) throw new Error('store is closed');
-      if (this.#pullFailed.upTo >= wanted) throw this.#pullFailed.error;
-      await this.#kick();
+    await Promise.all([...this.#logs.values()].map((log) => log.pull()));
+  }
+
+  /** A query on a pooled connection; an unreachable or stalled database becomes StorageUnavailableError. */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (error) {
+      throw storageError(error);
     }
   }
 
   async tx<R>(fn: (t: Tx) => R | Promise<R>): Promise<R> {
+    if (this.#closed) throw new Error('store is closed');
+    const work = this.#run(fn);
+    this.#inFlight.add(work);
+    try {
+      return await work;
+    } finally {
+      this.#inFlight.delete(work);
+    }
+  }
+
+  async #run<R>(fn: (t: Tx) => R | Promise<R>): Promise<R> {
     for (let run = 0; run < MAX_TX_RUNS; run++) {
-      if (this.#closed) throw new Error('store is closed');
-      // A transaction that conflicted twice runs alone among this process's retried ones, until it committed.
-      const release = run >= 2 ? await this.#retryLock() : null;
+      const client = await this.#connect();
+      const t = new PgTransaction(this, client);
+      let result: R;
+      let seqs: number[];
       try {
-        const t = new PgTransaction(this);
-        let result: R;
-        try {
-          result = await fn(t);
-        } finally {
-          t.done = true;
+        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+        result = await fn(t);
+        t.done = true;
+        seqs = t.writesSomething ? await this.#write(t, client) : [];
+      } catch (error) {
+        t.done = true;
+        await this.#abandon(client, error);
+        if (classifyPgError(error) === 'retry') {
+          await backoff(run);
+          continue;
         }
-        if (!t.valid()) continue;
-        if (t.writesSomething) {
-          const work = new Promise<boolean>((settle, fail) => {
-            this.#queue.push({ t, settle, fail });
-          });
-          this.#inFlight.add(work);
-          void this.#kick();
-          try {
-            if (!(await work)) continue;
-          } finally {
-            this.#inFlight.delete(work);
-          }
-        }
-        for (const effect of t.effects) effect();
-        return result;
-      } finally {
-        release?.();
+        throw failure(error);
       }
+      try {
+        await this.#commit(client, t);
+      } catch (error) {
+        if (classifyPgError(error) === 'retry') {
+          await backoff(run);
+          continue;
+        }
+        throw failure(error);
+      }
+      t.appends.forEach((a, i) => (a.entry.seq = seqs[i] ?? a.entry.seq));
+      await this.#committed(t);
+      return result;
     }
     throw new TransactionConflictError();
   }
 
-  async #retryLock(): Promise<() => void> {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const before = this.#retryTail;
-    this.#retryTail = before.then(() => held);
-    await before;
-    return release;
-  }
-
-  /** Runs the committer (pulls and commit batches, one at a time) unless it runs; resolves when it is idle. */
-  #kick(): Promise<void> {
-    this.#working ??= this.#work().finally(() => {
-      this.#working = null;
-      // Work queued between the loop's last look and now would otherwise wait for the next caller.
-      if (this.#queue.length > 0 || (this.#pullWanted && !this.#closed)) void this.#kick();
-    });
-    return this.#working;
-  }
-
-  async #work(): Promise<void> {
-    for (;;) {
-      if (this.#queue.length > 0) {
-        const batch = this.#queue;
-        this.#queue = [];
-        await this.#commit(batch);
-      } else if (this.#pullWanted) {
-        this.#pullWanted = false;
-        const covering = this.#pullsAsked;
-        try {
-          await this.#consistentPull();
-          this.#pullsDone = covering;
-        } catch (error) {
-          this.#pullFailed = { upTo: covering, error };
-          if (!this.#closed)
-            this.logger.error({ err: error }, 'reading other hosts’ commits failed; will retry');
-          if (this.#closed) return;
-          this.#scheduleRelisten();
-          return;
-        }
-      } else return;
-    }
-  }
-
-  /** Pulls in its own read-only snapshot (outside the commit lock). */
-  async #consistentPull(): Promise<void> {
-    const client = await this.pool.connect();
+  /** A pooled connection, with an error listener while it is out (a broken one must not end the process). */
+  async #connect(): Promise<pg.PoolClient> {
+    if (this.#closed) throw new Error('store is closed');
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      await this.#pull(client);
-      await client.query('COMMIT');
-      client.release();
+      const client = await this.pool.connect();
+      if (!LISTENED.has(client)) {
+        LISTENED.add(client);
+        client.on('error', (error) => this.logger.warn({ err: error }, 'a PostgreSQL connection broke'));
+      }
+      return client;
     } catch (error) {
-      client.release(true);
-      throw error;
+      throw new StorageUnavailableError(error);
     }
   }
 
-  /**
-   * Applies every commit past `#applied` as `client` sees the database: the records `hx_commits` names (or all of
-   * them when commits are missing from it), then the log entries, in sequence order.
-   */
-  async #pull(client: Client, known?: number): Promise<void> {
-    const clock =
-      known ?? Number((await client.query<{ seq: string }>('SELECT seq FROM hx_clock')).rows[0]!.seq);
-    if (clock <= this.#applied) return;
-    const commits = await client.query<{ seq: string; prev: string; changes: Array<[string, string]> }>(
-      'SELECT seq, prev, changes FROM hx_commits WHERE seq > $1 AND seq <= $2 ORDER BY seq',
-      [this.#applied, clock],
-    );
-    const chained =
-      commits.rows.length > 0 &&
-      Number(commits.rows[0]!.prev) === this.#applied &&
-      Number(commits.rows.at(-1)!.seq) === clock;
-    if (chained) {
-      const keys = new Map<string, [string, string]>();
-      for (const commit of commits.rows)
-        for (const [c, id] of commit.changes) keys.set(`${c}/${id}`, [c, id]);
-      const wanted = [...keys.values()].filter(([c]) => this.#collections.has(c));
-      const rows = await client.query<{ collection: string; id: string; version: string; data: unknown }>(
-        `SELECT collection, id, version, data FROM hx_records
-          WHERE (collection, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-        [wanted.map(([c]) => c), wanted.map(([, id]) => id)],
+  /** Ends a transaction that failed: rolled back where the connection still works, else dropped. */
+  async #abandon(client: pg.PoolClient, error: unknown): Promise<void> {
+    if (error instanceof pg.DatabaseError || !isConnectionError(error)) {
+      const ok = await client.query('ROLLBACK').then(
+        () => true,
+        () => false,
       );
-      const found = new Set<string>();
-      for (const row of rows.rows) {
-        found.add(`${row.collection}/${row.id}`);
-        this.collection(row.collection).apply(row.id, Number(row.version), freeze(row.data, true));
-      }
-      for (const [c, id] of wanted) {
-        if (!found.has(`${c}/${id}`)) this.collection(c).apply(id, Number.MAX_SAFE_INTEGER, null);
-      }
-    } else {
-      await this.#loadAll(client);
-    }
-    await this.#pullLogs(client, clock, false);
-    this.#applied = clock;
-  }
-
-  /** Every record, replacing what this process holds (at open, or after missing commits). */
-  async #loadAll(client: Client): Promise<void> {
-    const rows = await client.query<{ collection: string; id: string; version: string; data: unknown }>(
-      'SELECT collection, id, version, data FROM hx_records',
-    );
-    const seen = new Map<string, Set<string>>();
-    for (const name of this.#collections.keys()) seen.set(name, new Set());
-    for (const row of rows.rows) {
-      const ids = seen.get(row.collection);
-      if (!ids) continue; // a collection this version does not open
-      ids.add(row.id);
-      this.collection(row.collection).apply(row.id, Number(row.version), freeze(row.data, true));
-    }
-    for (const [name, ids] of seen) {
-      const collection = this.collection(name);
-      for (const id of collection.ids())
-        if (!ids.has(id)) collection.apply(id, Number.MAX_SAFE_INTEGER, null);
-    }
-  }
-
-  async #pullLogs(client: Client, clock: number, quiet: boolean): Promise<void> {
-    if (this.#logs.size === 0) return;
-    const entries = await client.query<{ log: string; seq: string; entry: { seq: number } }>(
-      'SELECT log, seq, entry FROM hx_log_entries WHERE seq > $1 AND seq <= $2 AND log = ANY($3) ORDER BY seq',
-      [this.#applied, clock, [...this.#logs.keys()]],
-    );
-    for (const row of entries.rows) {
-      this.#logs.get(row.log)!.accept({ ...row.entry, seq: Number(row.seq) }, quiet);
-    }
-  }
-
-  /**
-   * Which transactions of `batch` may commit on top of this process's copy (every version they read still the
-   * newest, and none read what an earlier one of the batch writes), with sequence numbers after `#applied`.
-   */
-  #plan(batch: Queued[]): Plan {
-    const accepted: Queued[] = [];
-    const retry: Queued[] = [];
-    const touched = new Set<string>();
-    for (const queued of batch) {
-      const { t } = queued;
-      let ok = t.valid();
-      if (ok) for (const key of t.reads.keys()) if (touched.has(key)) ok = false;
-      if (ok) for (const key of t.keyReads.keys()) if (touched.has(key)) ok = false;
-      if (ok) for (const key of t.listReads.keys()) if (touched.has(key)) ok = false;
-      if (!ok) {
-        retry.push(queued);
-        continue;
-      }
-      accepted.push(queued);
-      for (const [key, write] of t.writes) {
-        touched.add(key);
-        const before = write.collection.peek(write.id);
-        const keys = [
-          ...(before === undefined ? [] : write.collection.keysOf(before)),
-          ...(write.data === null ? [] : write.collection.keysOf(write.data)),
-        ];
-        for (const indexKey of keys) touched.add(`${write.collection.name}/${indexKey}`);
-      }
-    }
-    const prev = this.#applied;
-    let next = prev;
-    const assigned: Array<{ write: Write; seq: number }> = [];
-    const logRows: Array<{ log: string; seq: number; json: string }> = [];
-    for (const { t } of accepted) {
-      for (const write of t.writes.values()) assigned.push({ write, seq: ++next });
-      for (const append of t.appends) {
-        append.entry.seq = ++next;
-        logRows.push({ log: append.log.name, seq: append.entry.seq, json: JSON.stringify(append.entry) });
-      }
-    }
-    // The last write of a record in the batch is the one kept.
-    const finals = new Map<string, { write: Write; seq: number }>();
-    for (const item of assigned) finals.set(`${item.write.collection.name}/${item.write.id}`, item);
-    const upserts = [...finals.values()].filter(({ write }) => write.data !== null);
-    const removals = [...finals.values()].filter(({ write }) => write.data === null);
-    const params = [
-      prev,
-      next,
-      this.#origin,
-      this.#channel,
-      upserts.map(({ write }) => write.collection.name),
-      upserts.map(({ write }) => write.id),
-      upserts.map(({ seq }) => seq),
-      upserts.map(({ write }) => JSON.stringify(write.data)),
-      removals.map(({ write }) => write.collection.name),
-      removals.map(({ write }) => write.id),
-      logRows.map((row) => row.log),
-      logRows.map((row) => row.seq),
-      logRows.map((row) => row.json),
-      JSON.stringify([...finals.values()].map(({ write }) => [write.collection.name, write.id])),
-    ];
-    return { accepted, retry, assigned, prev, next, params };
-  }
-
-  /**
-   * Commits `batch` in one PostgreSQL transaction; transactions whose reads changed are told to run again.
-   * First in one round trip (`hx_commit`, which commits only when no other process committed since this one's
-   * copy was current); when another did, under the commit lock: catch up, check again, write, COMMIT.
-   */
-  async #commit(batch: Queued[]): Promise<void> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      for (const queued of batch) queued.fail(new StorageWriteError(error));
+      client.release(!ok);
       return;
     }
-    // The plan last sent: after a connection lost on the way, its sequence number tells whether it committed.
-    const sent: { plan: Plan | null } = { plan: null };
-    let plan: Plan | null = null;
+    client.release(true);
+  }
+
+  /** Sends the transaction's records, keys and entries in one round trip; returns the entries' numbers. */
+  async #write(t: PgTransaction, client: pg.PoolClient): Promise<number[]> {
+    const upserts = [...t.writes.values()].filter((w) => w.data !== null);
+    const removals = [...t.writes.values()].filter((w) => w.data === null);
+    const unique: Array<[string, string, string, string]> = [];
+    const lists: Array<[string, string, string, string]> = [];
+    for (const w of upserts) {
+      for (const { kind, index, key } of w.collection.keysOf(w.data)) {
+        (kind === 'unique' ? unique : lists).push([w.collection.name, index, key, w.id]);
+      }
+    }
+    const column = <X>(rows: X[][], at: number): X[] => rows.map((row) => row[at]!);
+    const rows = await client.query<{ seqs: string[] }>(
+      `SELECT hx_write($1, $2, $3, $4, $5, $6::json[], $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+        $18::json[]) AS seqs`,
+      [
+        txIdOf(t),
+        this.#channel,
+        this.#announcement(t),
+        upserts.map((w) => w.collection.name),
+        upserts.map((w) => w.id),
+        upserts.map((w) => JSON.stringify(w.data)),
+        removals.map((w) => w.collection.name),
+        removals.map((w) => w.id),
+        ...[0, 1, 2, 3].map((at) => column(unique, at)),
+        ...[0, 1, 2, 3].map((at) => column(lists, at)),
+        t.appends.map((a) => a.log.name),
+        t.appends.map((a) => JSON.stringify(a.entry)),
+      ],
+    );
+    return (rows.rows[0]?.seqs ?? []).map(Number);
+  }
+
+  /** What a commit announces to other hosts: its origin, the records it changed and the logs it appended to. */
+  #announcement(t: PgTransaction): string {
+    const logs = [...new Set(t.appends.map((a) => a.log.name))];
+    const records = [...t.writes.values()].map((w) => [w.collection.name, w.id]);
+    const full = JSON.stringify({ o: this.#origin, r: records, l: logs });
+    return full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, all: true, l: logs });
+  }
+
+  /**
+   * COMMIT, and the connection goes back to the pool. When its answer is lost (the connection broke, or no answer
+   * in time) nobody is told anything until the transaction's row in hx_tx_done says whether it happened.
+   */
+  async #commit(client: pg.PoolClient, t: PgTransaction): Promise<void> {
     try {
-      plan = this.#plan(batch);
-      sent.plan = plan;
-      if (plan.accepted.length > 0) {
-        const fast = await client.query<{ ok: boolean }>(
-          'SELECT hx_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json) AS ok',
-          plan.params,
-        );
-        if (!fast.rows[0]!.ok) plan = await this.#lockedCommit(client, batch, sent);
-      }
+      await client.query('COMMIT');
     } catch (error) {
-      plan = sent.plan;
-      client.release(true);
-      // A refusal PostgreSQL answered rolled the transaction back; a connection lost on the way leaves it unknown
-      // until the commit lock shows the sender's transaction ended.
-      const committed =
-        plan !== null &&
-        plan.accepted.length > 0 &&
-        !(error instanceof pg.DatabaseError) &&
-        (await this.#wasCommitted(plan.next));
-      if (!committed || plan === null) {
-        const retry = plan?.retry ?? [];
-        for (const queued of batch) {
-          if (retry.includes(queued)) queued.settle(false);
-          else queued.fail(new StorageWriteError(error));
-        }
-        return;
+      if (!isConnectionError(error) || !t.writesSomething) {
+        // PostgreSQL refused it (a serialization failure found at commit): rolled back, nothing happened.
+        client.release(isConnectionError(error));
+        throw error;
       }
-      this.#applyPlan(plan);
+      const backend = (client as unknown as { processID?: number }).processID ?? null;
+      client.release(true);
+      if (!(await this.#settle(txIdOf(t), backend))) throw new StorageUnavailableError(error);
+      this.logger.warn({ err: error }, 'the answer to a commit was lost; it had committed');
       return;
     }
     client.release();
-    this.#applyPlan(plan);
-    if (plan.accepted.length > 0 && ++this.#commitsSincePrune >= PRUNE_EVERY) {
-      this.#commitsSincePrune = 0;
-      await this.pool
-        .query(`DELETE FROM hx_commits WHERE seq < $1 AND committed_at < now() - ${COMMITS_KEPT}`, [
-          plan.prev,
-        ])
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'pruning old hx_commits rows failed'));
-    }
-  }
-
-  /** The slow path: under the commit lock, this process catches up, plans again, and commits. */
-  async #lockedCommit(client: pg.PoolClient, batch: Queued[], sent: { plan: Plan | null }): Promise<Plan> {
-    // One round trip: in READ COMMITTED the clock is read after the lock is held (each statement's own snapshot).
-    const results = (await client.query(
-      `BEGIN; SELECT pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema())); SELECT seq FROM hx_clock`,
-    )) as unknown as pg.QueryResult[];
-    try {
-      await this.#pull(client, Number((results[2]!.rows[0] as { seq: string }).seq));
-      const plan = this.#plan(batch);
-      sent.plan = plan;
-      if (plan.accepted.length > 0) {
-        const written = await client.query<{ ok: boolean }>(
-          'SELECT hx_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json) AS ok',
-          plan.params,
-        );
-        if (!written.rows[0]!.ok) throw new Error('the commit clock moved under the commit lock');
-      }
-      await client.query(plan.accepted.length > 0 ? 'COMMIT' : 'ROLLBACK');
-      return plan;
-    } catch (error) {
-      if (error instanceof pg.DatabaseError) await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  }
-
-  /** A committed plan: readers see it now, in sequence order; its transactions resolve (or run again). */
-  #applyPlan(plan: Plan): void {
-    for (const { write, seq } of plan.assigned) write.collection.apply(write.id, seq, write.data);
-    for (const { t } of plan.accepted) for (const append of t.appends) append.log.accept(append.entry);
-    this.#applied = plan.next;
-    for (const queued of plan.accepted) queued.settle(true);
-    for (const queued of plan.retry) queued.settle(false);
   }
 
   /**
-   * After COMMIT failed in transit: whether it happened. Taking the commit lock waits until the connection that
-   * sent it has finished (committed or rolled back); then its `hx_commits` row tells.
+   * Whether transaction `txId` committed: once the connection that sent its COMMIT is gone (PostgreSQL finished
+   * it one way or the other), its hx_tx_done row tells. Tried until `settleTimeoutMs`; after that the outcome is
+   * reported unknown (StorageUnavailableError saying so).
    */
-  async #wasCommitted(seq: number): Promise<boolean> {
-    const client = new pg.Client(this.connection);
-    try {
-      await client.connect();
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${COMMIT_LOCK}, hashtext(current_schema()))`);
-      const found = await client.query('SELECT 1 FROM hx_commits WHERE seq = $1 AND origin = $2', [
-        seq,
-        this.#origin,
-      ]);
-      await client.query('ROLLBACK');
-      return found.rows.length > 0;
-    } catch (error) {
-      this.logger.error(
-        { err: error },
-        'could not tell whether a commit reached PostgreSQL; reporting it failed',
-      );
-      return false;
-    } finally {
-      await client.end().catch(() => undefined);
+  async #settle(txId: string, backend: number | null): Promise<boolean> {
+    const until = Date.now() + this.settleTimeoutMs;
+    while (Date.now() < until && !this.#closed) {
+      try {
+        if (backend !== null) {
+          const alive = await this.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [backend]);
+          if (alive.rows.length > 0) {
+            await pause(100);
+            continue;
+          }
+        }
+        const found = await this.pool.query('SELECT 1 FROM hx_tx_done WHERE id = $1', [txId]);
+        return found.rows.length > 0;
+      } catch {
+        await pause(250);
+      }
+    }
+    throw new StorageUnavailableError(
+      null,
+      'The host lost its database while saving this change and could not learn whether it was saved. Check before trying again.',
+    );
+  }
+
+  /** After COMMIT: histories read up to it (in order, for their listeners), watchers told, effects run. */
+  async #committed(t: PgTransaction): Promise<void> {
+    const logs = new Set(t.appends.map((a) => a.log));
+    await Promise.all(
+      [...logs].map((log) => log.pull().catch((error: unknown) => this.#logPullFailed(error))),
+    );
+    for (const w of t.writes.values()) this.#tell(w.collection.name, w.id, false);
+    for (const effect of t.effects) effect();
+  }
+
+  #logPullFailed(error: unknown): void {
+    this.logger.warn(
+      { err: error },
+      'reading new history entries failed; the next change or refresh reads them',
+    );
+  }
+
+  #tell(collection: string, id: string | null, remote: boolean): void {
+    for (const listener of this.#watchers.get(collection) ?? []) {
+      try {
+        listener(id, remote);
+      } catch (error) {
+        this.logger.error({ err: error, collection }, 'a change listener failed');
+      }
     }
   }
 
-  async #fetchEntry(log: string, seq: number): Promise<{ seq: number }> {
-    const result = await this.pool.query<{ entry: { seq: number } }>(
-      'SELECT entry FROM hx_log_entries WHERE log = $1 AND seq = $2',
-      [log, seq],
-    );
-    const row = result.rows[0];
-    if (!row) throw new Error(`log ${log} has no entry ${seq}`);
-    return { ...row.entry, seq };
+  /** Another host's commit (or, `all`, possibly several missed ones). */
+  #heard(payload: string): void {
+    let message: { o?: string; r?: Array<[string, string]>; l?: string[]; all?: boolean };
+    try {
+      message = JSON.parse(payload) as typeof message;
+    } catch {
+      return;
+    }
+    if (message.o === this.#origin) return;
+    if (message.all) for (const name of this.#collections.keys()) this.#tell(name, null, true);
+    for (const [collection, id] of message.r ?? []) this.#tell(collection, id, true);
+    for (const name of message.l ?? []) {
+      this.#logs
+        .get(name)
+        ?.pull()
+        .catch((error: unknown) => this.#logPullFailed(error));
+    }
   }
 
-  async #listen(): Promise<void> {
-    const client = new pg.Client(this.connection);
-    client.on('notification', (message) => {
-      if (message.channel !== this.#channel) return;
-      // "SEQ ORIGIN": this process's own commits are applied as they commit.
-      const [seq, origin] = (message.payload ?? '').split(' ');
-      if (origin !== this.#origin && Number(seq) > this.#applied) {
-        this.#pullWanted = true;
-        void this.#kick();
+  /** The listening connection is (back) up: whatever was announced meanwhile is lost, so all may have changed. */
+  #resync(): void {
+    for (const name of this.#collections.keys()) this.#tell(name, null, true);
+    this.refresh().catch((error: unknown) => this.#logPullFailed(error));
+  }
+
+  /** Makes sure every record has its keys in `index` (built once per database, by the first host to ask). */
+  indexReady<T>(collection: PgCollection<T>, index: string): Promise<void> {
+    const name = `${collection.name}/${index}`;
+    let ready = this.#indexesReady.get(name);
+    if (!ready) {
+      ready = this.#buildIndex(collection, index);
+      this.#indexesReady.set(name, ready);
+      // A failed build (database away) is tried again by the next read.
+      ready.catch(() => this.#indexesReady.delete(name));
+    }
+    return ready;
+  }
+
+  async #buildIndex<T>(collection: PgCollection<T>, index: string): Promise<void> {
+    const def = collection.def(index);
+    const client = await this.#connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        INDEX_LOCK,
+        `${collection.name}/${index}`,
+      ]);
+      const built = await client.query('SELECT 1 FROM hx_indexes WHERE collection = $1 AND idx = $2', [
+        collection.name,
+        index,
+      ]);
+      if (built.rows.length === 0) {
+        // Writers wait while the keys of the records already there are made (once, when an index is new).
+        await client.query('LOCK TABLE hx_records IN SHARE MODE');
+        await this.#fillIndex(client, collection, index, def);
+        await client.query('INSERT INTO hx_indexes (collection, idx) VALUES ($1, $2)', [
+          collection.name,
+          index,
+        ]);
       }
-    });
-    const lost = (error?: Error): void => {
-      if (this.#listener !== client) return;
-      this.#listener = null;
-      if (this.#closed) return;
-      this.logger.warn(
-        { err: error },
-        'lost the PostgreSQL connection that hears other hosts’ commits; reopening',
-      );
-      void client.end().catch(() => undefined);
-      this.#scheduleRelisten();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    await client.connect();
-    await client.query(`LISTEN "${this.#channel.replace(/"/g, '""')}"`);
-    this.#listener = client;
+      await client.query('COMMIT');
+      client.release();
+    } catch (error) {
+      await this.#abandon(client, error);
+      throw storageError(error);
+    }
   }
 
-  #relistenDelay = RELISTEN_MS;
-
-  #scheduleRelisten(): void {
-    if (this.#closed || this.#relistenTimer) return;
-    this.#relistenTimer = setTimeout(() => {
-      this.#relistenTimer = null;
-      void (async () => {
-        try {
-          if (!this.#listener) await this.#listen();
-          this.#relistenDelay = RELISTEN_MS;
-          // Commits made while nobody listened.
-          this.#pullWanted = true;
-          await this.#kick();
-        } catch (error) {
-          this.logger.warn({ err: error }, 'PostgreSQL is still unreachable; trying again');
-          this.#relistenDelay = Math.min(this.#relistenDelay * 2, 10_000);
-          this.#scheduleRelisten();
-        }
-      })();
-    }, this.#relistenDelay);
-    this.#relistenTimer.unref();
+  async #fillIndex<T>(
+    client: pg.PoolClient,
+    collection: PgCollection<T>,
+    index: string,
+    def: IndexDef<T>,
+  ): Promise<void> {
+    const table = def.kind === 'unique' ? 'hx_keys' : 'hx_list_keys';
+    let after = '';
+    for (;;) {
+      const page = await client.query<{ id: string; data: T }>(
+        'SELECT id, data FROM hx_records WHERE collection = $1 AND id > $2 ORDER BY id LIMIT $3',
+        [collection.name, after, PAGE],
+      );
+      const keys = page.rows.flatMap((row) => [...new Set(def.keysOf(row.data))].map((key) => [key, row.id]));
+      if (keys.length > 0) {
+        await client.query(
+          `INSERT INTO ${table} (collection, idx, key, id)
+           SELECT $1, $2, * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
+          [collection.name, index, keys.map((k) => k[0]), keys.map((k) => k[1])],
+        );
+      }
+      if (page.rows.length < PAGE) return;
+      after = page.rows.at(-1)!.id;
+    }
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#inFlight]);
-    await this.#working?.catch(() => undefined);
-    if (this.#relistenTimer) clearTimeout(this.#relistenTimer);
-    const listener = this.#listener;
-    this.#listener = null;
-    await listener?.end().catch(() => undefined);
+    if (this.#pruneTimer) clearInterval(this.#pruneTimer);
+    await this.#listener?.close();
     await this.pool.end().catch(() => undefined);
   }
 
   /**
    * Connects to `url`, runs the migrations this version knows (in one transaction under an advisory lock, so
-   * processes starting together are safe; a database migrated by a newer version is refused), loads every record
-   * and history, and starts listening for other processes' commits.
+   * processes starting together are safe; a database migrated by a newer version is refused), reads each
+   * history's keys and starts listening for other processes' commits.
    */
   static async open(
     url: string,
     spec: { collections: string[]; logs?: Array<Pick<LogSpec, 'name' | 'keyOf'>> },
     options: PgStoreOptions = {},
   ): Promise<PgStore> {
-    // A schema other than public is chosen in the URL, as libpq does: ?options=-c%20search_path%3DNAME
-    const connection: pg.ClientConfig = { connectionString: url };
-    const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 6 });
     const logger = options.logger ?? silentLogger;
+    const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
+    const connection: pg.ClientConfig = {
+      connectionString: url,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+      statement_timeout: statementTimeoutMs,
+      lock_timeout: options.lockTimeoutMs ?? 2000,
+      // The client's own bound: a server that stopped answering (paused, a dead network) never holds a request.
+      query_timeout: statementTimeoutMs + 1000,
+      idle_in_transaction_session_timeout: Math.max(30_000, statementTimeoutMs * 4),
+      keepAlive: true,
+      application_name: 'hypernex-companion',
+    };
+    const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 });
     // An idle connection that breaks (the server restarted) must not end the process: the next query reconnects.
     pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection broke'));
     let store: PgStore | null = null;
     try {
-      let schema: string;
-      try {
-        schema = await runMigrations(pool, PG_MIGRATIONS);
-      } catch (error) {
-        if (error instanceof PgSchemaTooNewError) throw error;
-        const code = (error as { code?: string }).code;
-        if (code === undefined || /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|28|3D)/.test(code))
-          throw new PostgresUnreachableError(url, error);
-        throw error;
-      }
-      store = new PgStore(pool, connection, schema, logger);
-      for (const name of spec.collections) store.#collections.set(name, new PgCollection(name));
-      for (const log of spec.logs ?? []) {
-        store.#logs.set(
-          log.name,
-          new PgLog(log.name, log.keyOf as (entry: { seq: number }) => unknown, (seq) =>
-            store!.#fetchEntry(log.name, seq),
-          ),
-        );
-      }
-      // Listen first, so no commit made while loading goes unheard; the pull after loading covers the gap.
-      await store.#listen();
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        const clock = Number((await client.query<{ seq: string }>('SELECT seq FROM hx_clock')).rows[0]!.seq);
-        await store.#loadAll(client);
-        await store.#pullLogs(client, clock, true);
-        store.#applied = clock;
-        await client.query('COMMIT');
-      } finally {
-        client.release();
-      }
+      const schema = await migrate(pool, url);
+      store = new PgStore(pool, connection, schema, logger, options.settleTimeoutMs ?? 30_000);
+      await store.#start(spec);
       return store;
     } catch (error) {
       if (store) await store.close();
       else await pool.end().catch(() => undefined);
       throw error;
     }
+  }
+
+  async #start(spec: {
+    collections: string[];
+    logs?: Array<Pick<LogSpec, 'name' | 'keyOf'>>;
+  }): Promise<void> {
+    for (const name of spec.collections) this.#collections.set(name, new PgCollection(name, this));
+    for (const log of spec.logs ?? []) {
+      this.#logs.set(
+        log.name,
+        new PgLog(log.name, log.keyOf as (entry: { seq: number }) => unknown, {
+          fetch: (seq) => this.#fetchEntry(log.name, seq),
+          after: (seq) => this.#entriesAfter(log.name, seq),
+        }),
+      );
+    }
+    // Listen first, so nothing committed while the histories are read goes unheard.
+    this.#listener = new PgListener(this.connection, this.#channel, {
+      onMessage: (payload) => this.#heard(payload),
+      onConnected: () => this.#resync(),
+      logger: this.logger,
+    });
+    await this.#listener.start();
+    await Promise.all([...this.#logs.values()].map((log) => log.pull(true)));
+    this.#pruneTimer = setInterval(() => this.#prune(), 10 * 60_000);
+    this.#pruneTimer.unref();
+  }
+
+  #prune(): void {
+    this.query(`DELETE FROM hx_tx_done WHERE done_at < now() - ${TX_DONE_KEPT}`).catch((error: unknown) =>
+      this.logger.warn({ err: error }, 'pruning old hx_tx_done rows failed'),
+    );
+  }
+
+  async #fetchEntry(log: string, seq: number): Promise<{ seq: number }> {
+    const rows = await this.query<{ entry: { seq: number } }>(
+      'SELECT entry FROM hx_log_entries WHERE log = $1 AND seq = $2',
+      [log, seq],
+    );
+    if (!rows[0]) throw new Error(`log ${log} has no entry ${seq}`);
+    return { ...rows[0].entry, seq };
+  }
+
+  async #entriesAfter(log: string, seq: number): Promise<Array<{ seq: number }>> {
+    const rows = await this.query<{ seq: string; entry: { seq: number } }>(
+      'SELECT seq, entry FROM hx_log_entries WHERE log = $1 AND seq > $2 ORDER BY seq',
+      [log, seq],
+    );
+    return rows.map((row) => ({ ...row.entry, seq: Number(row.seq) }));
+  }
+}
+
+/** Connections that already carry the store's error listener. */
+const LISTENED = new WeakSet<pg.PoolClient>();
+
+const txIds = new WeakMap<PgTransaction, string>();
+/** The transaction's idempotency key (its hx_tx_done row). */
+function txIdOf(t: PgTransaction): string {
+  let id = txIds.get(t);
+  if (!id) {
+    id = randomBytes(16).toString('base64url');
+    txIds.set(t, id);
+  }
+  return id;
+}
+
+/**
+ * What a failed transaction throws: unavailability as StorageUnavailableError, any other refusal of PostgreSQL
+ * as StorageWriteError (nothing was changed), the transaction's own errors (an AppError) as they are.
+ */
+function failure(error: unknown): unknown {
+  const mapped = storageError(error);
+  return mapped === error && error instanceof pg.DatabaseError ? new StorageWriteError(error) : mapped;
+}
+
+/** A short random wait before a transaction runs again, growing with the runs. */
+function backoff(run: number): Promise<void> {
+  return pause(Math.min(2 ** run, 50) * Math.random());
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function migrate(pool: pg.Pool, url: string): Promise<string> {
+  try {
+    return await runMigrations(pool, PG_MIGRATIONS);
+  } catch (error) {
+    if (error instanceof PgSchemaTooNewError) throw error;
+    const code = (error as { code?: string }).code;
+    if (code === undefined || /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|28|3D)/.test(code))
+      throw new PostgresUnreachableError(url, error);
+    throw error;
   }
 }

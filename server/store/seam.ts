@@ -27,10 +27,16 @@ export interface DataStore {
 export interface HostStore extends DataStore {
   checkpoint(): Promise<void>;
   /**
-   * Makes every commit made so far by any process visible to this process's reads (PostgreSQL: before acting on
-   * what another host announced; the embedded store has one process and nothing to catch up with).
+   * Makes every history entry committed so far by any process visible to this process's logs (PostgreSQL: before
+   * acting on what another host announced; the embedded store has one process and nothing to catch up with).
    */
   refresh(): Promise<void>;
+  /**
+   * Calls `listener` after each committed change to a record of `collection`, made by this process (`remote`
+   * false) or by another host (true, PostgreSQL). `id` null: changes may have been missed (the connection that
+   * hears them was lost): whatever depends on the collection should be looked at again.
+   */
+  watch(collection: string, listener: (id: string | null, remote: boolean) => void): void;
 }
 
 /** Durable records of one collection, read-only. */

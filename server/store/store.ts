@@ -515,6 +515,7 @@ export class Store implements DataStore {
   #closed = false;
   readonly #inFlight = new Set<Promise<unknown>>();
   #wal: WriteAheadLog | null = null;
+  readonly #watchers = new Map<string, Array<(id: string | null, remote: boolean) => void>>();
   /** Durable in the log, not yet in record files; one entry per record, the newest. */
   #durable = new Map<string, Durable>();
   /** Log segments whose lines are all durable elsewhere once the running checkpoint ends. */
@@ -547,6 +548,20 @@ export class Store implements DataStore {
     const existing = this.#logs.get(name);
     if (!existing) throw new Error(`log ${name} was not opened`);
     return existing as unknown as StoreLog<E, K>;
+  }
+
+  watch(collection: string, listener: (id: string | null, remote: boolean) => void): void {
+    this.#watchers.set(collection, [...(this.#watchers.get(collection) ?? []), listener]);
+  }
+
+  #tell(collection: string, id: string): void {
+    for (const listener of this.#watchers.get(collection) ?? []) {
+      try {
+        listener(id, false);
+      } catch (error) {
+        this.logger.error({ err: error, collection }, 'a change listener failed');
+      }
+    }
   }
 
   /**
@@ -650,6 +665,7 @@ export class Store implements DataStore {
         });
       }
       t.appends.forEach((append, at) => append.log.accept(append.entry, entryJson[at]));
+      for (const { write } of versions) this.#tell(write.collection.name, write.id);
       settle.resolve();
       this.#maybeCheckpoint();
     };

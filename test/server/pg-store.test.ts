@@ -154,22 +154,29 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(await again.log<Entry, unknown>('history').read(0)).toMatchObject({ note: 'made' });
   });
 
-  it('catches up after missing notifications: it reloads when the commits it missed were pruned', async () => {
+  it("tells watchers of the other store's changes, and that all may have changed when its listening connection was lost", async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
     const b = await openStore(url);
-    await b.refresh();
-    await a.tx((t) => t.repo<Doc>('things').put('gone', { n: 1 }));
-    await b.refresh();
-    await a.tx(async (t) => {
-      await t.repo<Doc>('things').remove('gone');
-      t.repo<Doc>('things').put('new', { n: 2 });
-    });
-    // As if the commit rows b needs had been pruned before it heard of them.
-    await queryAt(url, 'DELETE FROM hx_commits');
-    await b.refresh();
-    expect(await b.collection<Doc>('things').has('gone')).toBe(false);
-    expect(await b.collection<Doc>('things').get('new')).toEqual({ n: 2 });
+    const heard: Array<[string | null, boolean]> = [];
+    b.watch('things', (id, remote) => heard.push([id, remote]));
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1 }));
+    await expect.poll(() => heard).toEqual([['x', true]]);
+    await b.tx((t) => t.repo<Doc>('things').put('y', { n: 1 }));
+    expect(heard).toEqual([
+      ['x', true],
+      ['y', false],
+    ]);
+    // The listening connections die (a restart, a network cut): once back, b says everything may have changed.
+    await queryAt(
+      url,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE application_name = 'hypernex-companion-listen' AND query LIKE $1`,
+      [`LISTEN "hx_commit_${new URL(url).searchParams.get('options')!.split('=')[1]}"`],
+    );
+    await expect.poll(() => heard.at(-1), { timeout: 5000 }).toEqual([null, true]);
+    await a.tx((t) => t.repo<Doc>('things').put('z', { n: 1 }));
+    await expect.poll(() => heard.at(-1), { timeout: 5000 }).toEqual(['z', true]);
   });
 
   it('runs its migrations once when several stores start together, and refuses a newer schema', async () => {
@@ -177,7 +184,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
     await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
   });

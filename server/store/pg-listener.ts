@@ -1,0 +1,98 @@
+import pg from 'pg';
+import type { StoreLogger } from './store.js';
+
+/** A lost listening connection is opened again after this long, doubling up to RELISTEN_MAX_MS. */
+const RELISTEN_MS = 250;
+const RELISTEN_MAX_MS = 10_000;
+/** The listening connection is asked a question this often: a connection that died silently is noticed. */
+const PROBE_MS = 5_000;
+
+/**
+ * The one connection each host keeps LISTENing for other hosts' commits. It reconnects by itself when it breaks
+ * (or stops answering its probe); every (re)connection calls `onConnected`, since whatever was announced while
+ * nobody listened is lost: the caller then treats everything as possibly changed.
+ */
+export class PgListener {
+  #client: pg.Client | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #probe: NodeJS.Timeout | null = null;
+  #delay = RELISTEN_MS;
+  #closed = false;
+
+  constructor(
+    private readonly connection: pg.ClientConfig,
+    private readonly channel: string,
+    private readonly handlers: {
+      onMessage: (payload: string) => void;
+      onConnected: () => void;
+      logger: StoreLogger;
+    },
+  ) {}
+
+  /** Connects and listens; rejects when the first connection cannot be made. */
+  async start(): Promise<void> {
+    await this.#connect();
+    this.#probe = setInterval(() => this.#check(), PROBE_MS);
+    this.#probe.unref();
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({ ...this.connection, application_name: 'hypernex-companion-listen' });
+    client.on('notification', (message) => {
+      if (message.channel === this.channel && message.payload) this.handlers.onMessage(message.payload);
+    });
+    client.on('error', (error) => this.#lost(client, error));
+    client.on('end', () => this.#lost(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    this.#client = client;
+    this.#delay = RELISTEN_MS;
+    this.handlers.onConnected();
+  }
+
+  /** Asks the connection a trivial question; no answer within the client's query timeout means it is gone. */
+  #check(): void {
+    const client = this.#client;
+    if (!client) return;
+    client.query('SELECT 1').catch((error: unknown) => this.#lost(client, error as Error));
+  }
+
+  #lost(client: pg.Client, error?: Error): void {
+    if (this.#client !== client) return;
+    this.#client = null;
+    if (this.#closed) return;
+    this.handlers.logger.warn(
+      { err: error },
+      'lost the PostgreSQL connection that hears other hosts; reopening',
+    );
+    client.end().catch(() => undefined);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#closed || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#connect().catch((error: unknown) => {
+        this.handlers.logger.warn({ err: error }, 'PostgreSQL is still unreachable; trying again');
+        this.#delay = Math.min(this.#delay * 2, RELISTEN_MAX_MS);
+        this.#schedule();
+      });
+    }, this.#delay);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#probe) clearInterval(this.#probe);
+    const client = this.#client;
+    this.#client = null;
+    await client?.end().catch(() => undefined);
+  }
+}

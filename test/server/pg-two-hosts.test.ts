@@ -1,0 +1,142 @@
+import { rm } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Rank } from '../../server/protocol/enums.js';
+import {
+  editUser,
+  expectFail,
+  expectOk,
+  signUp,
+  startHost,
+  tempDir,
+  type Account,
+  type TestHost,
+} from './helpers.js';
+import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
+import { TestSocket } from './socket-client.js';
+import { avatarMeta, md5, upload } from './upload-helpers.js';
+
+/**
+ * Two hosts on one PostgreSQL database and one folder, without Redis: everything a request reads comes from the
+ * database, so what one host acknowledged the other serves at once (issue 25). Cross-host socket delivery needs
+ * Redis and is tested in cluster.test.ts.
+ */
+
+let a: TestHost;
+let b: TestHost;
+let dir: string;
+
+beforeEach(async () => {
+  dir = await tempDir('hnx-two-hosts-');
+  const database = await freshDatabaseUrl();
+  a = await startHost({ database }, { dir });
+  b = await startHost({ database }, { dir });
+});
+
+afterEach(async () => {
+  await a.close().catch(() => undefined);
+  await b.close().catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+  await dropSchemas();
+});
+
+const as = (me: Account, more: Record<string, unknown> = {}) => ({
+  userid: me.id,
+  tokenContent: me.token,
+  ...more,
+});
+
+async function uploadAvatar(host: TestHost, owner: Account, data: string, name = 'Robot'): Promise<string> {
+  const answer = expectOk(
+    await upload(host, owner, { name: 'bot.hna', data }, { avatarMeta: avatarMeta({ Name: name }) }),
+    'Uploaded Avatar!',
+  );
+  return answer.AvatarId as string;
+}
+
+describe('two hosts on one database', () => {
+  it('serves through B an avatar uploaded through A: its meta, its build, search and an asset token', async () => {
+    const alice = await signUp(a, 'alice');
+    const avatarId = await uploadAvatar(a, alice, 'avatar bytes', 'Lighthouse Keeper');
+    const meta = expectOk(await b.get(`meta/avatar/${avatarId}`)).Meta as {
+      Builds: Array<{ FileId: string }>;
+    };
+    const fileId = meta.Builds[0]!.FileId;
+    const download = await b.raw(`file/${alice.id}/${fileId}`);
+    expect(download.status).toBe(200);
+    expect(md5(new Uint8Array(await download.arrayBuffer()))).toBe(md5('avatar bytes'));
+    expect(expectOk(await b.get('search/avatar/lighthouse/10/0')).Candidates).toEqual([avatarId]);
+    const token = expectOk(await b.post('manageAssetToken', as(alice, { action: 0, assetId: avatarId })))
+      .token as { content: string };
+    expect(token.content).toEqual(expect.any(String));
+    // B's own answer to the owner lists it too.
+    const mine = expectOk(await b.post('getMyContent', as(alice))).Avatars as Array<{ Id: string }>;
+    expect(mine.map((avatar) => avatar.Id)).toEqual([avatarId]);
+  });
+
+  it('refuses through B the removal of a file that an avatar made through A uses', async () => {
+    const alice = await signUp(a, 'alice');
+    const avatarId = await uploadAvatar(a, alice, 'in use');
+    const meta = expectOk(await b.get(`meta/avatar/${avatarId}`)).Meta as {
+      Builds: Array<{ FileId: string }>;
+    };
+    expectFail(await b.post('remove/file', as(alice, { fileid: meta.Builds[0]!.FileId })), 'FILE_IN_USE');
+    expect((await a.raw(`file/${alice.id}/${meta.Builds[0]!.FileId}`)).status).toBe(200);
+  });
+
+  it('accepts through B at once a friend request sent through A', async () => {
+    const alice = await signUp(a, 'alice');
+    const bob = await signUp(b, 'bob');
+    expectOk(await a.post('sendFriendRequest', as(alice, { targetUserId: bob.id })));
+    expectOk(await b.post('acceptFriendRequest', as(bob, { targetUserId: alice.id })));
+    const seen = expectOk(await a.post('getUser', { userid: alice.id, tokenContent: alice.token }))
+      .UserData as {
+      Friends: string[];
+    };
+    expect(seen.Friends).toEqual([bob.id]);
+  });
+
+  it('enforces on B a ban made through A: B refuses the token and closes the socket, without Redis', async () => {
+    const mod = await signUp(a, 'mod');
+    const carol = await signUp(a, 'carol');
+    await editUser(a, mod.id, (draft) => {
+      draft.Rank = Rank.Moderator;
+    });
+    const socket = await TestSocket.verified(b.server.url, carol.id, carol.token);
+    try {
+      expectOk(
+        await a.post(
+          'moderation',
+          as(mod, {
+            action: 'banuser',
+            targetUserId: carol.id,
+            banReason: 'spam',
+            banDescription: '',
+            timeEnd: Math.floor(Date.now() / 1000) + 3600,
+          }),
+        ),
+      );
+      expectFail(await b.post('getUser', { userid: carol.id, tokenContent: carol.token }), 'INVALID_TOKEN');
+      expect((await socket.waitClosed(5000)).code).toBe(4001);
+    } finally {
+      socket.close();
+    }
+  });
+
+  it('counts downloads through both hosts once each, adding them in the database', async () => {
+    const alice = await signUp(a, 'alice');
+    const avatarId = await uploadAvatar(a, alice, 'popular');
+    const meta = expectOk(await b.get(`meta/avatar/${avatarId}`)).Meta as {
+      Builds: Array<{ FileId: string }>;
+    };
+    const path = `file/${alice.id}/${meta.Builds[0]!.FileId}`;
+    // Public avatars count their downloads (Publicity 0 is Anyone).
+    for (let i = 0; i < 3; i++) expect((await a.raw(path)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await b.raw(path)).status).toBe(200);
+    await a.server.popularity.flush();
+    await b.server.popularity.flush();
+    const stored = (await a.server.store
+      .collection<{ days: Record<string, number> }>('popularity')
+      .get(avatarId))!;
+    expect(Object.values(stored.days).reduce((sum, n) => sum + n, 0)).toBe(5);
+  });
+});

@@ -101,6 +101,11 @@ export interface HostConfig {
     fieldBytes: number;
     /** A chunk set untouched for this long is deleted. */
     chunkSetTtlSeconds: number;
+    /**
+     * A host putting a complete chunk set together renews its claim this often (a third of it); a claim not renewed
+     * for this long belongs to a host that died, and the set's last chunk sent again is put together anew.
+     */
+    assemblyLeaseSeconds: number;
     /** Unfinished chunk sets one user may hold at once; starting another is refused. */
     chunkSetsPerUser: number;
     /** Bytes one user may hold in unfinished chunk sets (never less than one maxFileBytes file). */
@@ -211,6 +216,7 @@ export function defaultConfig(): HostConfig {
       jsonUploadBytes: 16 * 1024 * 1024,
       fieldBytes: 1024 * 1024,
       chunkSetTtlSeconds: 24 * 60 * 60,
+      assemblyLeaseSeconds: 60,
       chunkSetsPerUser: 8,
       chunkBytesPerUser: 2 * 1000 * 1_000_000,
       unverifiedFileBytes: 1024 * 1024,
@@ -318,6 +324,7 @@ const CONFIG_SHAPE = {
       jsonUploadBytes: numberValue,
       fieldBytes: numberValue,
       chunkSetTtlSeconds: numberValue,
+      assemblyLeaseSeconds: numberValue,
       chunkSetsPerUser: numberValue,
       chunkBytesPerUser: numberValue,
       unverifiedFileBytes: numberValue,

@@ -69,6 +69,9 @@ interface ChunkSet {
   worldMeta?: unknown;
   /** Every chunk arrived; the request that completed it is putting the file together, no chunk may change it. */
   assembling?: boolean;
+  /** The host process putting it together, and when it last renewed that claim (Unix seconds). */
+  assemblingBy?: string;
+  assemblingAt?: number;
 }
 
 /**
@@ -317,6 +320,8 @@ export function createUploadsService(
   let tmpDir = join(config.dataDir, 'tmp');
   let releaseTmp: (() => Promise<void>) | null = null;
   const chunksDir = join(config.dataDir, 'chunks');
+  /** This host process, as named in the chunk sets it puts together. */
+  const processId = randomBytes(8).toString('hex');
   /** Bumped on every avatar or world change (by any host), so search indexes know when to rebuild. */
   let contentVersion = 0;
   const chunkSets: Collection<ChunkSet> = store.collection<ChunkSet>(CHUNK_SETS);
@@ -863,6 +868,37 @@ export function createUploadsService(
     });
   }
 
+  /**
+   * Whether the host that claimed a complete set died before putting it together: its claim was not renewed in
+   * time, or (the embedded store, one process per folder) it was an earlier run of this host.
+   */
+  function assemblyAbandoned(set: ChunkSet): boolean {
+    if (set.assemblingBy === processId) return false;
+    if (!shared) return true;
+    return unixSeconds(clock) - (set.assemblingAt ?? 0) > config.uploads.assemblyLeaseSeconds;
+  }
+
+  /** Renews this host's claim on a set it puts together, a third of the lease at a time, until cleared. */
+  function renewAssembly(chunkId: string): NodeJS.Timeout {
+    const timer = setInterval(
+      () => {
+        store
+          .tx(async (t) => {
+            const sets = t.repo<ChunkSet>(CHUNK_SETS);
+            const set = await sets.get(chunkId);
+            if (set?.assemblingBy === processId)
+              sets.put(chunkId, { ...set, assemblingAt: unixSeconds(clock) });
+          })
+          .catch((error: unknown) =>
+            log.warn({ err: error, chunkId }, 'renewing a chunk set assembly failed'),
+          );
+      },
+      (config.uploads.assemblyLeaseSeconds * 1000) / 3,
+    );
+    timer.unref();
+    return timer;
+  }
+
   function chunkSetExpired(set: ChunkSet): boolean {
     return unixSeconds(clock) - set.updatedAt > deps.chunkSetTtlSeconds;
   }
@@ -1319,7 +1355,7 @@ export function createUploadsService(
               await removeSetIn(t, chunkId);
               return { kind: 'dropped', error: unknownChunkSet('expired') };
             }
-            if (found.assembling) {
+            if (found.assembling && !assemblyAbandoned(found)) {
               throw new AppError(
                 ErrorCode.UNKNOWN_CHUNK_SET,
                 'Failed to upload chunk! That chunk set is complete and its file is being put together; its last chunk gets the upload answer.',
@@ -1363,7 +1399,11 @@ export function createUploadsService(
           const next: ChunkSet = { ...set, parts, updatedAt: now };
           if (input.avatarMeta !== undefined && input.avatarMeta !== '') next.avatarMeta = input.avatarMeta;
           if (input.worldMeta !== undefined && input.worldMeta !== '') next.worldMeta = input.worldMeta;
-          if (Object.keys(parts).length === amount) next.assembling = true;
+          if (Object.keys(parts).length === amount) {
+            next.assembling = true;
+            next.assemblingBy = processId;
+            next.assemblingAt = now;
+          }
           sets.put(chunkId, next);
           if (fresh) {
             const owner = await owners.get(user.Id);
@@ -1400,6 +1440,7 @@ export function createUploadsService(
       }
       // Complete, and this call marked it so: assemble, then run the same path as a single upload. The set is
       // spent either way.
+      const lease = renewAssembly(chunkId);
       try {
         const whole = await assemble(set);
         try {
@@ -1413,6 +1454,7 @@ export function createUploadsService(
           await unlink(whole.path).catch(() => undefined);
         }
       } finally {
+        clearInterval(lease);
         await dropChunkSet(chunkId);
       }
     },

@@ -186,6 +186,30 @@ describe('chunked uploads across hosts on PostgreSQL', () => {
     expect(await readdir(join(dir, 'chunks'))).toEqual([]);
   });
 
+  it('puts a set together anew when the host that claimed it died: its last chunk sent again completes the upload', async () => {
+    const clock = manualClock();
+    const { a, b, dir } = await twoHosts(clock);
+    const alice = await accountOnBoth(a, b, 'alice');
+    const chunkId = expectOk(await part(a, alice, '', 0, 'AAA')).chunkId as string;
+    expectOk(await part(a, alice, chunkId, 1, 'BBB'));
+    // As a host killed while putting it together leaves it: claimed, by a process that is gone.
+    const claim = (at: number) =>
+      a.server.store.tx(async (t) => {
+        const sets = t.repo<Record<string, unknown>>('chunksets');
+        const set = (await sets.get(chunkId))!;
+        sets.put(chunkId, { ...set, assembling: true, assemblingBy: 'killed-host', assemblingAt: at });
+      });
+    const now = () => Math.floor(clock.now() / 1000);
+    await claim(now());
+    // While the claim is fresh, the set takes no chunk.
+    expectFail(await part(b, alice, chunkId, 2, 'CCC'), 'UNKNOWN_CHUNK_SET');
+    clock.advance(61);
+    const done = expectOk(await part(b, alice, chunkId, 2, 'CCC'), 'Uploaded File!');
+    expect((done.UploadData as { Hash: string }).Hash).toBe(md5('AAABBBCCC'));
+    expect(await storedFiles(dir)).toHaveLength(1);
+    expect(await readdir(join(dir, 'chunks'))).toEqual([]);
+  });
+
   it('drops an expired set once when both hosts sweep at once', async () => {
     const clock = manualClock();
     const { a, b, database, dir } = await twoHosts(clock);

@@ -683,6 +683,19 @@ describe('uploads', () => {
         'uploadPart',
       );
 
+    it('puts a set together anew after a crash while it was being put together', async () => {
+      const chunkId = expectOk(await part('', 0, 'AAA')).chunkId as string;
+      expectOk(await part(chunkId, 1, 'BBB'));
+      // As a host killed while putting it together leaves it (an earlier run of this host claimed it).
+      await host.server.store.tx(async (t) => {
+        const sets = t.repo<Record<string, unknown>>('chunksets');
+        const set = (await sets.get(chunkId))!;
+        sets.put(chunkId, { ...set, assembling: true, assemblingBy: 'before-the-crash', assemblingAt: 0 });
+      });
+      const done = expectOk(await part(chunkId, 2, 'CCC'), 'Uploaded Avatar!');
+      expect(done.UploadData).toMatchObject({ Hash: md5('AAABBBCCC'), Size: 9 });
+    });
+
     it('takes chunks in any order, tells which it holds, and answers the last with the whole upload', async () => {
       const first = expectOk(await part('', 2, 'CCC'), 'Uploaded Chunk!');
       const chunkId = first.chunkId as string;

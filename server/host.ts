@@ -155,7 +155,8 @@ export async function openHost(
     // whatever told us of it: the database's own announcement, as well as the cluster's message.
     store.watch(USERS, (userId, remote) => {
       if (!remote) return;
-      const affected = userId === null ? [...hub.connectedUserIds()] : hub.holdsLocally(userId) ? [userId] : [];
+      const affected =
+        userId === null ? [...hub.connectedUserIds()] : hub.holdsLocally(userId) ? [userId] : [];
       for (const id of affected) events.emit('tokensRevoked', { userId: id, remote: true });
     });
     const passwords = createPasswordHasher(config.passwordHash);
@@ -335,7 +336,8 @@ function instanceCluster(link: ClusterLink): InstanceCluster {
       for (const gs of link.remoteGameServers()) return gs.processId;
       return undefined;
     },
-    forward: (processId, op, userId, args) => link.forward(processId, { op, userId, args }),
+    // Confirmed: a message Redis did not hand over in time gets its failure answer (services/instances.ts).
+    forward: (processId, op, userId, args) => link.forwardConfirmed(processId, { op, userId, args }),
     remoteInstances: () => link.remoteInstances(),
     inRemoteInstance: (userId) => link.inRemoteInstance(userId),
     changed: (instance) => link.announceInstance(instance),

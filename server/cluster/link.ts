@@ -27,8 +27,25 @@ import { redactUrl } from '../store/pg-url.js';
  * Pub/sub delivers at most once: a live event lost while Redis is unreachable is not replayed (what it announced
  * is durable in the database; clients read it when they reconnect). Nothing acknowledged depends on it: every
  * command has a timeout (`commandTimeoutMs`), and a caller that must know whether a message for another process
- * went out uses `deliverConfirmed` / `forwardConfirmed`, which reject with a ClusterSendError within it.
+ * went out uses `deliverConfirmed` / `forwardConfirmed`, which reject with a ClusterSendError within it. Those
+ * messages carry a deadline in Redis's clock (see PUBLISH_BEFORE): one whose sender was told it failed is not
+ * delivered late when a hung Redis resumes.
  */
+
+/**
+ * Publishes ARGV[2] on channel ARGV[1] unless Redis's clock (ms) is past ARGV[3]; -1 when it is. A hung Redis
+ * (stopped, swapping) still holds the commands sent to it meanwhile and runs them when it resumes, long after
+ * their senders timed out and told a user the message failed: those are dropped here instead of arriving late.
+ */
+const PUBLISH_BEFORE = `
+local now = redis.call('TIME')
+if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > tonumber(ARGV[3]) then return -1 end
+return redis.call('PUBLISH', ARGV[1], ARGV[2])`;
+
+/** PUBLISH_BEFORE as an ioredis command (defineCommand: EVALSHA, loading the script when Redis lacks it). */
+interface LinkCommands {
+  hypernexPublishBefore(channel: string, text: string, deadline: number): Promise<number>;
+}
 
 /** What the link delivers to this process's sockets. */
 export interface LocalSockets {
@@ -162,12 +179,14 @@ export class ClusterLink {
   #hearingSince: number | null = null;
   /** ms when this process last stopped hearing itself (0: never). */
   #deafSince = 0;
+  /** Redis's clock minus this process's (ms), from a quick TIME; null until one answered quickly. */
+  #redisClockOffset: number | null = null;
   /** ms of the last announcement of this process's snapshot (with a request for everyone else's). */
   #resyncedAt = 0;
 
   private constructor(
     /** Publishes and runs commands (shared limits use it too). */
-    readonly redis: Redis,
+    readonly redis: Redis & LinkCommands,
     /** Listens on the community's broadcast channel and this process's own (subscriber mode: no other command). */
     readonly subscriber: Redis,
     private readonly options: ClusterLinkOptions,
@@ -199,8 +218,9 @@ export class ClusterLink {
         retryStrategy: (times) => Math.min(times * 200, 2000),
       });
     const redis = make();
+    redis.defineCommand('hypernexPublishBefore', { numberOfKeys: 0, lua: PUBLISH_BEFORE });
     const sub = make();
-    const link = new ClusterLink(redis, sub, options);
+    const link = new ClusterLink(redis as Redis & LinkCommands, sub, options);
     for (const connection of [redis, sub]) {
       // ioredis reconnects by itself; an error only needs saying (once a minute, see #warn).
       connection.on('error', (error: Error) =>
@@ -226,6 +246,7 @@ export class ClusterLink {
     sub.on('ready', () => link.#subscriberReady());
     sub.on('close', () => link.#subscriberClosed());
     redis.on('ready', () => link.#publisherReady());
+    link.#readRedisClock();
     link.#resync();
     link.#timer = setInterval(() => link.#beat(), options.heartbeatMs);
     link.#timer.unref();
@@ -421,6 +442,7 @@ export class ClusterLink {
    */
   #beat(): void {
     this.#publish(this.#broadcast, { t: 'hb', p: this.processId, v: this.#version });
+    this.#readRedisClock();
     const heardAt = this.#selfHeardAt;
     if (this.#hearingSince !== null && Date.now() - heardAt > this.#hearingGapMs) this.#loseHearing(heardAt);
     if (this.#hearingSince === null || heardAt - this.#hearingSince < this.options.presenceExpiryMs) return;
@@ -507,6 +529,22 @@ export class ClusterLink {
     this.#publish(this.#broadcast, this.#snapshot());
   }
 
+  /**
+   * Learns how far Redis's clock is from this process's, for the deadlines of #send. Only an answer within a
+   * quarter of the command timeout counts: the offset is then right within half the round trip. A failure needs
+   * no word (the heartbeat's publish reports it); the last offset stays.
+   */
+  #readRedisClock(): void {
+    if (this.#closed || this.redis.status !== 'ready') return;
+    const asked = Date.now();
+    this.redis.time().then(([seconds, micros]) => {
+      const answered = Date.now();
+      if (answered - asked > this.options.commandTimeoutMs / 4) return;
+      const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      if (Number.isFinite(redisNow)) this.#redisClockOffset = redisNow - (asked + answered) / 2;
+    }, ignore);
+  }
+
   /** Publishes and forgets: a failure is logged by #send. */
   #publish(channel: string, message: Message): void {
     this.#send(channel, message, false).catch(ignore);
@@ -515,11 +553,29 @@ export class ClusterLink {
   /**
    * Publishes; resolves once Redis took the message (with `mustReach`, once it handed it to a listener: a process's
    * own channel), else rejects with a ClusterSendError within the command timeout. A failure is logged here.
+   *
+   * A `mustReach` message is published only if Redis runs it by half the command timeout (in Redis's clock, see
+   * #readRedisClock): its answer then has the other half to come back, so a message this process reports as
+   * failed was not delivered, unless Redis hangs between publishing it and answering.
    */
   #send(channel: string, message: Message, mustReach: boolean): Promise<void> {
     if (this.#closed) return Promise.reject(new ClusterSendError('this host left the others (closing)'));
-    const sent = this.redis.publish(channel, JSON.stringify(message)).then(
+    const text = JSON.stringify(message);
+    const offset = this.#redisClockOffset;
+    const published =
+      mustReach && offset !== null
+        ? this.redis.hypernexPublishBefore(
+            channel,
+            text,
+            Math.floor(Date.now() + offset + this.options.commandTimeoutMs / 2),
+          )
+        : this.redis.publish(channel, text);
+    const sent = published.then(
       (listeners) => {
+        if (listeners === -1)
+          throw new ClusterSendError(
+            `Redis took it later than ${this.options.commandTimeoutMs / 2} ms (it hung): dropped`,
+          );
         if (mustReach && listeners === 0)
           throw new ClusterSendError('no host process listens for it (it stopped, or lost Redis)');
       },

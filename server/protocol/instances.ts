@@ -69,5 +69,10 @@ export const InstanceRefusal = {
   OFFLINE: 'OFFLINE',
   DO_NOT_DISTURB: 'DO_NOT_DISTURB',
   INVALID_ARGS: 'INVALID_ARGS',
+  /**
+   * The game server is connected to another host of the community, and the message could not be handed to it in
+   * time (Redis, which the hosts talk through, is down or hung); ask again later.
+   */
+  GAME_SERVER_UNREACHABLE: 'GAME_SERVER_UNREACHABLE',
 } as const;
 export type InstanceRefusal = (typeof InstanceRefusal)[keyof typeof InstanceRefusal];

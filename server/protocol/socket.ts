@@ -120,6 +120,11 @@ export const InviteRefusal = {
   INVALID_ARGS: 'INVALID_ARGS',
   /** The host could not save the request (its disk is full or failing); the target may have seen it live. */
   NOT_SAVED: 'NOT_SAVED',
+  /**
+   * The target is connected to another host of the community, and the request could not be handed to it in time
+   * (Redis, which the hosts talk through, is down or hung): nothing was saved, and you may ask again at once.
+   */
+  TARGET_UNREACHABLE: 'TARGET_UNREACHABLE',
 } as const;
 export type InviteRefusal = (typeof InviteRefusal)[keyof typeof InviteRefusal];
 

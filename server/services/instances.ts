@@ -24,6 +24,8 @@ interface PendingRequest {
 }
 
 type Args = Record<string, unknown>;
+/** A user's instance messages that run where the game server is. */
+type ForwardedOp = 'join' | 'leave' | 'requestNew' | 'sendInvite';
 /** Users by id, read once for the checks of one request. */
 type People = ReadonlyMap<string, StoredUser>;
 
@@ -36,12 +38,11 @@ export interface InstanceCluster {
   holderOf(gameServerId: string): string | undefined;
   /** Another process holding at least one game server (asked when this one holds none). */
   anyHolder(): string | undefined;
-  forward(
-    processId: string,
-    op: 'join' | 'leave' | 'requestNew' | 'sendInvite',
-    userId: string,
-    args: Args,
-  ): void;
+  /**
+   * Hands a user's instance message to `processId`; rejects when it could not within the cluster's command
+   * timeout (Redis down or hung, or that process gone).
+   */
+  forward(processId: string, op: ForwardedOp, userId: string, args: Args): Promise<void>;
   /** Instances held by other processes, as last announced (read only). */
   remoteInstances(): Iterable<InstanceMeta>;
   inRemoteInstance(userId: string): boolean;
@@ -108,8 +109,11 @@ export function createInstancesService(
     if (cluster) for (const instance of cluster.remoteInstances()) yield instance;
   }
 
-  /** Where a user's instance message about `gameServerId` runs: another process, when it holds that server. */
-  function forwarded(op: Parameters<InstanceCluster['forward']>[1], userId: string, args: Args): boolean {
+  /**
+   * Where a user's instance message about `gameServerId` runs: another process, when it holds that server (true:
+   * handed to it; the user is told when that failed).
+   */
+  function forwarded(op: ForwardedOp, userId: string, args: Args): boolean {
     if (!cluster || runningForwarded) return false;
     const gameServerId = str(args.gameServerId);
     let holder =
@@ -118,8 +122,33 @@ export function createInstancesService(
     if (op === 'requestNew' && !gameServerId && gameServers.gameServerIds().length === 0)
       holder = cluster.anyHolder();
     if (holder === undefined) return false;
-    cluster.forward(holder, op, userId, args);
+    cluster.forward(holder, op, userId, args).catch(() => notForwarded(op, userId, args));
     return true;
+  }
+
+  /** Tells the user `op` did not reach the game server's process, as `op` answers a refusal (the link logged why). */
+  function notForwarded(op: ForwardedOp, userId: string, args: Args): void {
+    const reason = InstanceRefusal.GAME_SERVER_UNREACHABLE;
+    switch (op) {
+      case 'join':
+      case 'leave':
+        notifier.send(userId, op === 'join' ? 'failedtojoininstance' : 'failedtoleaveinstance', {
+          gameServerId: str(args.gameServerId) ?? '',
+          instanceId: str(args.instanceId) ?? '',
+          reason,
+        });
+        return;
+      case 'requestNew':
+        notifier.send(userId, 'failedtocreatetemporaryinstance', { reason });
+        return;
+      case 'sendInvite':
+        notifier.send(userId, 'failedtosendinvite', {
+          targetUserId: str(args.targetUserId) ?? '',
+          instanceId: str(args.toInstanceId ?? args.instanceId) ?? '',
+          reason,
+        });
+        return;
+    }
   }
 
   function broadcastUpdate(instance: InstanceMeta): void {
@@ -224,7 +253,7 @@ export function createInstancesService(
   const service = {
     /** Runs a user's instance message another process forwarded to this one (it holds the game server). */
     runForwarded(
-      op: Parameters<InstanceCluster['forward']>[1],
+      op: ForwardedOp,
       userId: string,
       args: Args,
       targetConnected: (userId: string) => boolean,

@@ -86,6 +86,15 @@ export type InviteRequestOutcome =
   | { ok: true; targetUserId: string; requestId: string; delivered: Promise<void> }
   | { ok: false; reason: InviteRefusal; retryAfter?: number };
 
+/** Delivers invite requests: at once to sockets on this process, confirmed to sockets only on other processes. */
+export interface InviteNotifier extends Notifier {
+  /**
+   * Sends `json` to every socket of `userId`: null when that is settled at once, else a promise that rejects when
+   * the message did not reach the other processes holding the user's sockets (server/socket/hub.ts).
+   */
+  sendJsonConfirmed(userId: string, json: string): Promise<void> | null;
+}
+
 /** States a user may set on a request they received. */
 export const SETTABLE_INVITE_STATES = ['seen', 'answered', 'dismissed'] as const;
 export type SettableInviteState = (typeof SETTABLE_INVITE_STATES)[number];
@@ -99,7 +108,7 @@ export async function openInvitesService(
     /** Where a failed background compaction is reported. */
     onBackgroundError?: (error: unknown, file: string) => void;
     presence: Presence;
-    notifier: Notifier;
+    notifier: InviteNotifier;
     /** One request per sender and target per cooldown, across every host process sharing the community. */
     cooldowns: Cooldowns;
   },
@@ -353,8 +362,29 @@ export async function openInvitesService(
     for (const { to, stored } of expired) notifySender(stored, to, now, names);
   }
 
+  /**
+   * Whether a request for a target on other processes reached them; when it did not, the request never happened:
+   * its cooldown is lifted (before the sender is answered) and nothing is recorded. The link logged the failure.
+   */
+  async function deliveredElsewhere(
+    confirmed: Promise<void>,
+    cooldown: { cancel(): Promise<void> } | null,
+  ): Promise<boolean> {
+    try {
+      await confirmed;
+      return true;
+    } catch {
+      await cooldown?.cancel().catch(() => undefined);
+      return false;
+    }
+  }
+
   return {
-    /** Rejects only when the shared cooldowns cannot be reached (nothing was delivered then). */
+    /**
+     * Refuses with TARGET_UNREACHABLE when the target's sockets are all on other processes and the request could
+     * not be handed to them (nothing recorded, the cooldown lifted). Rejects only when the shared cooldowns cannot
+     * be reached (nothing was delivered then).
+     */
     async request(senderId: string, targetUserId: unknown): Promise<InviteRequestOutcome> {
       if (typeof targetUserId !== 'string' || targetUserId.length === 0 || targetUserId.length > 200) {
         return { ok: false, reason: InviteRefusal.INVALID_ARGS };
@@ -395,7 +425,7 @@ export async function openInvitesService(
         updatedAt: now,
       };
       // Deliver first (latency matters to a person waiting in VR), then make the history durable.
-      notifier.sendJson(
+      const confirmed = notifier.sendJsonConfirmed(
         target.Id,
         gotInviteRequestJson({
           fromUserId: sender.Id,
@@ -405,6 +435,11 @@ export async function openInvitesService(
           expiresAt: stored.expiresAt,
         }),
       );
+      // Only a target whose sockets are all on other processes waits here (through Redis); one on this process,
+      // or a host on its own, goes straight on.
+      if (confirmed !== null && !(await deliveredElsewhere(confirmed, cooldown))) {
+        return { ok: false, reason: InviteRefusal.TARGET_UNREACHABLE };
+      }
       expiring.push({ to: target.Id, stored });
       const pending = { to: target.Id, request: stored };
       pendingRequests.add(pending);

@@ -216,6 +216,21 @@ export class SocketHub implements Presence, Notifier, LocalSockets {
     this.#link?.deliver([userId], () => json);
   }
 
+  /**
+   * As sendJson, for a message whose sender must learn whether it arrived. Returns null when that is settled at
+   * once: the user has a socket here (those on other processes get it as from sendJson), or no process holds one.
+   * Otherwise (the user's sockets are all on other processes) a promise that rejects with a ClusterSendError when
+   * Redis did not hand the message to those processes within `cluster.commandTimeoutMs`.
+   */
+  sendJsonConfirmed(userId: string, json: string): Promise<void> | null {
+    const link = this.#link;
+    if (link === null || this.#byUser.has(userId) || !link.heldElsewhere(userId)) {
+      this.sendJson(userId, json);
+      return null;
+    }
+    return link.deliverConfirmed([userId], () => json);
+  }
+
   deliverLocal(userId: string, json: string): void {
     const set = this.#byUser.get(userId);
     if (!set) return;

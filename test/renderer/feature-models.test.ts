@@ -168,6 +168,9 @@ describe('friends', () => {
       'Not sent: you asked Bea a moment ago. You can ask again in 25 seconds.',
     );
     expect(refusalText('NOT_FRIENDS', 'Bea')).toBe('Not sent: Bea does not have you as a friend.');
+    expect(refusalText('TARGET_UNREACHABLE', 'Bea')).toBe(
+      'Not sent: Bea is signed in on another host that cannot be reached right now; try again in a moment.',
+    );
     expect(formatWait(1)).toBe('1 second');
     expect(formatWait(60)).toBe('1 minute');
     expect(formatWait(125.2)).toBe('2 minutes 6 seconds');

@@ -77,5 +77,7 @@ export function refusalText(reason: InviteRefusal, name: string, retryAfter?: nu
       return 'Not sent: the host did not understand the request.';
     case InviteRefusal.NOT_SAVED:
       return `The host could not save your request to ${name} (its disk may be full); ask again later.`;
+    case InviteRefusal.TARGET_UNREACHABLE:
+      return `Not sent: ${name} is signed in on another host that cannot be reached right now; try again in a moment.`;
   }
 }

@@ -19,7 +19,10 @@ export class AppError extends Error {
  * did not happen). The host keeps serving and recovers by itself when the database is back.
  */
 export class StorageUnavailableError extends Error {
-  constructor(override readonly cause: unknown, detail?: string) {
+  constructor(
+    override readonly cause: unknown,
+    detail?: string,
+  ) {
     super(
       detail ??
         `The host's database is not answering (${cause instanceof Error ? cause.message : String(cause)}). Nothing was changed; try again shortly.`,

@@ -138,9 +138,10 @@ PG_MIGRATIONS.push({
     DROP TABLE hx_commits;
     DROP TABLE hx_clock;
     -- Writes one transaction's records, keys and history entries in one round trip; the entries' sequence
-    -- numbers are taken last, under their log's lock, held until the commit right after.
+    -- numbers are taken last, under their log's lock, held until the commit right after. (What a commit changed
+    -- is announced after it, outside it: a NOTIFY inside would make every commit wait for every other.)
     CREATE FUNCTION hx_write(
-      tx_id text, channel text, payload text,
+      tx_id text,
       u_c text[], u_i text[], u_d json[],
       r_c text[], r_i text[],
       k_c text[], k_x text[], k_k text[], k_i text[],
@@ -173,7 +174,6 @@ PG_MIGRATIONS.push({
         seqs := seqs || nextval('hx_log_seq');
         INSERT INTO hx_log_entries (log, seq, entry) VALUES (e_l[n], seqs[n], e_d[n]);
       END LOOP;
-      PERFORM pg_notify(channel, payload);
       RETURN seqs;
     END
     $$;

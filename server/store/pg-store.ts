@@ -33,6 +33,9 @@ const MAX_TX_RUNS = 30;
 const PAGE = 1000;
 /** A NOTIFY payload is limited to 8000 bytes: past this, "everything may have changed" is announced instead. */
 const NOTIFY_MAX = 7000;
+/** Histories are read anew this often whatever was heard; watchers are told all may have changed every 12th. */
+const CATCH_UP_MS = 5000;
+const RESYNC_EVERY = 12;
 /** Rows of hx_tx_done older than this are deleted (they only settle commits whose answer was lost just now). */
 const TX_DONE_KEPT = "interval '1 day'";
 
@@ -77,6 +80,7 @@ export class PgCollection<T> implements ReadCollection<T> {
     const rows = await this.store.query<{ data: T }>(
       'SELECT data FROM hx_records WHERE collection = $1 AND id = $2',
       [this.name, id],
+      'hx_get',
     );
     return rows[0] ? frozen(rows[0].data) : undefined;
   }
@@ -90,6 +94,7 @@ export class PgCollection<T> implements ReadCollection<T> {
     const rows = await this.store.query<{ id: string; data: T }>(
       'SELECT id, data FROM hx_records WHERE collection = $1 AND id = ANY($2)',
       [this.name, [...ids]],
+      'hx_get_many',
     );
     const byId = new Map(rows.map((row) => [row.id, row.data]));
     const found: T[] = [];
@@ -106,6 +111,7 @@ export class PgCollection<T> implements ReadCollection<T> {
       `SELECT r.data FROM hx_keys k JOIN hx_records r ON r.collection = k.collection AND r.id = k.id
         WHERE k.collection = $1 AND k.idx = $2 AND k.key = $3`,
       [this.name, index, key],
+      'hx_find',
     );
     return rows[0] ? frozen(rows[0].data) : undefined;
   }
@@ -202,9 +208,9 @@ class PgTransaction implements Tx {
     if (this.done) throw new Error('transaction already ended');
   }
 
-  async #query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+  async #query<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
     this.#live();
-    return (await this.client.query<R>(text, values)).rows;
+    return (await this.client.query<R>(name ? { name, text, values } : { text, values })).rows;
   }
 
   repo<T>(name: string): TxRepo<T> {
@@ -217,6 +223,7 @@ class PgTransaction implements Tx {
       const rows = await this.#query<{ data: unknown }>(
         'SELECT data FROM hx_records WHERE collection = $1 AND id = $2',
         [name, id],
+        'hx_get',
       );
       return rows[0] ? frozen(rows[0].data) : undefined;
     };
@@ -234,6 +241,7 @@ class PgTransaction implements Tx {
       const rows = await this.#query<{ id: string }>(
         'SELECT id FROM hx_keys WHERE collection = $1 AND idx = $2 AND key = $3',
         [name, index, indexKey],
+        'hx_find_id',
       );
       const id = rows[0]?.id;
       // A record this transaction changed no longer holds the key (it would have been found above).
@@ -284,7 +292,10 @@ export class PgStore implements HostStore {
   readonly #origin = randomBytes(12).toString('hex');
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
+  #unannounced: { records: Array<[string, string]>; logs: Set<string> } | null = null;
   #pruneTimer: NodeJS.Timeout | null = null;
+  #catchUpTimer: NodeJS.Timeout | null = null;
+  #catchUps = 0;
   #closed = false;
 
   private constructor(
@@ -327,9 +338,14 @@ export class PgStore implements HostStore {
   }
 
   /** A query on a pooled connection; an unreachable or stalled database becomes StorageUnavailableError. */
-  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  async query<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+    name?: string,
+  ): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(text, values)).rows;
+      // A named statement is parsed and planned once per connection (the hot reads).
+      return (await this.pool.query<R>(name ? { name, text, values } : { text, values })).rows;
     } catch (error) {
       throw storageError(error);
     }
@@ -422,13 +438,12 @@ export class PgStore implements HostStore {
       }
     }
     const column = <X>(rows: X[][], at: number): X[] => rows.map((row) => row[at]!);
-    const rows = await client.query<{ seqs: string[] }>(
-      `SELECT hx_write($1, $2, $3, $4, $5, $6::json[], $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-        $18::json[]) AS seqs`,
-      [
+    const rows = await client.query<{ seqs: string[] }>({
+      name: 'hx_write',
+      text: `SELECT hx_write($1, $2, $3, $4::json[], $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+        $16::json[]) AS seqs`,
+      values: [
         txIdOf(t),
-        this.#channel,
-        this.#announcement(t),
         upserts.map((w) => w.collection.name),
         upserts.map((w) => w.id),
         upserts.map((w) => JSON.stringify(w.data)),
@@ -439,16 +454,35 @@ export class PgStore implements HostStore {
         t.appends.map((a) => a.log.name),
         t.appends.map((a) => JSON.stringify(a.entry)),
       ],
-    );
+    });
     return (rows.rows[0]?.seqs ?? []).map(Number);
   }
 
-  /** What a commit announces to other hosts: its origin, the records it changed and the logs it appended to. */
-  #announcement(t: PgTransaction): string {
-    const logs = [...new Set(t.appends.map((a) => a.log.name))];
-    const records = [...t.writes.values()].map((w) => [w.collection.name, w.id]);
-    const full = JSON.stringify({ o: this.#origin, r: records, l: logs });
-    return full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, all: true, l: logs });
+  /**
+   * Tells other hosts what a commit changed: the records and logs of every commit of this turn of the event loop,
+   * in one NOTIFY sent after them (outside them, so commits never wait for each other's announcements). One lost
+   * with a crash between a commit and its announcement is made up for by each host's periodic catch-up.
+   */
+  #announce(t: PgTransaction): void {
+    if (!this.#unannounced) {
+      this.#unannounced = { records: [], logs: new Set() };
+      setImmediate(() => this.#sendAnnouncement());
+    }
+    for (const w of t.writes.values()) this.#unannounced.records.push([w.collection.name, w.id]);
+    for (const a of t.appends) this.#unannounced.logs.add(a.log.name);
+  }
+
+  #sendAnnouncement(): void {
+    const pending = this.#unannounced;
+    this.#unannounced = null;
+    if (!pending || this.#closed) return;
+    const logs = [...pending.logs];
+    const full = JSON.stringify({ o: this.#origin, r: pending.records, l: logs });
+    const payload =
+      full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, all: true, l: logs });
+    this.pool
+      .query('SELECT pg_notify($1, $2)', [this.#channel, payload])
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'telling other hosts of a change failed'));
   }
 
   /**
@@ -503,6 +537,7 @@ export class PgStore implements HostStore {
 
   /** After COMMIT: histories read up to it (in order, for their listeners), watchers told, effects run. */
   async #committed(t: PgTransaction): Promise<void> {
+    if (t.writesSomething) this.#announce(t);
     const logs = new Set(t.appends.map((a) => a.log));
     await Promise.all(
       [...logs].map((log) => log.pull().catch((error: unknown) => this.#logPullFailed(error))),
@@ -627,6 +662,7 @@ export class PgStore implements HostStore {
     this.#closed = true;
     await Promise.allSettled([...this.#inFlight]);
     if (this.#pruneTimer) clearInterval(this.#pruneTimer);
+    if (this.#catchUpTimer) clearInterval(this.#catchUpTimer);
     await this.#listener?.close();
     await this.pool.end().catch(() => undefined);
   }
@@ -694,6 +730,17 @@ export class PgStore implements HostStore {
     await Promise.all([...this.#logs.values()].map((log) => log.pull(true)));
     this.#pruneTimer = setInterval(() => this.#prune(), 10 * 60_000);
     this.#pruneTimer.unref();
+    this.#catchUpTimer = setInterval(() => this.#catchUp(), CATCH_UP_MS);
+    this.#catchUpTimer.unref();
+  }
+
+  /**
+   * An announcement can be lost (a host that died between its commit and its NOTIFY): histories are read anew
+   * every CATCH_UP_MS, and every RESYNC_EVERY of those, watchers are told that anything may have changed.
+   */
+  #catchUp(): void {
+    if (++this.#catchUps % RESYNC_EVERY === 0) this.#resync();
+    else this.refresh().catch((error: unknown) => this.#logPullFailed(error));
   }
 
   #prune(): void {

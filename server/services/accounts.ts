@@ -56,6 +56,8 @@ export interface AccountsService {
   login(input: LoginRequest, remote?: string): Promise<LoginOutcome>;
   /** The user whose live token this is, or null (unknown user, wrong or expired token, banned, warned). */
   authenticate(userId: string, tokenContent: string): Promise<StoredUser | null>;
+  /** `authenticate` for a user record this request already read. */
+  authenticateUser(user: StoredUser, tokenContent: string): StoredUser | null;
   /** Unix seconds at which this live token expires (0 when it is not a live token of the user). */
   tokenExpiry(userId: string, tokenContent: string): Promise<number>;
   /** Like authenticate, but throws the envelope's "Failed to authenticate user!" error. */
@@ -151,7 +153,11 @@ export function createAccountsService(
 
   async function authenticate(userId: string, tokenContent: string): Promise<StoredUser | null> {
     const user = await users.get(userId);
-    if (!user) return null;
+    return user ? authenticateUser(user, tokenContent) : null;
+  }
+
+  /** `authenticate` for a user already read in this request (no second read of the same record). */
+  function authenticateUser(user: StoredUser, tokenContent: string): StoredUser | null {
     if (!findToken(user, tokenContent)) return null;
     if (isBanned(user) || user.WarnStatus.isWarned) return null;
     return user;
@@ -219,6 +225,7 @@ export function createAccountsService(
   return {
     isBanned,
     authenticate,
+    authenticateUser,
 
     async tokenExpiry(userId, tokenContent) {
       const user = await users.get(userId);

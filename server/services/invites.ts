@@ -207,12 +207,32 @@ export async function openInvitesService(
     log.onAppend((entry) => {
       if (!mine.has(entry)) apply(entry);
     });
-    record = (event) =>
+    // Events arriving while one commit is on its way share the next one (group commit): one transaction, one
+    // WAL flush, one turn of the log's lock for all of them.
+    let next: { events: InviteEvent[]; saved: Promise<void> } | null = null;
+    let inFlight: Promise<void> = Promise.resolve();
+    const commit = (events: InviteEvent[]) =>
       store.tx((t) => {
-        const entry: InviteLogEntry =
-          event.t === 'request' ? { ...event, request: { ...event.request }, seq: 0 } : { ...event, seq: 0 };
-        mine.add(t.append(INVITE_LOG, entry));
+        for (const event of events) {
+          const entry: InviteLogEntry =
+            event.t === 'request' ? { ...event, request: { ...event.request }, seq: 0 } : { ...event, seq: 0 };
+          mine.add(t.append(INVITE_LOG, entry));
+        }
       });
+    record = (event) => {
+      if (!next) {
+        const events: InviteEvent[] = [];
+        const saved = inFlight.then(() => {
+          next = null;
+          return commit(events);
+        });
+        next = { events, saved };
+        inFlight = saved.catch(() => undefined);
+      }
+      // Serialised now: later changes to its objects are not recorded.
+      next.events.push(structuredClone(event));
+      return next.saved;
+    };
     closeHistory = () => Promise.resolve();
   }
   replayed = null;

@@ -70,7 +70,7 @@ export function accountRoutes(
     if (input.username !== undefined) {
       const user = await users.byUsername(input.username);
       return reply(ctx, 'Completed Operation', {
-        isValidToken: user ? (await accounts.authenticate(user.Id, input.tokenContent)) !== null : false,
+        isValidToken: user ? accounts.authenticateUser(user, input.tokenContent) !== null : false,
       });
     }
     const userId = input.userid as string;
@@ -87,7 +87,7 @@ export function accountRoutes(
       ? users.byUsername(input.username as string)
       : users.get(input.userid as string));
     if (input.tokenContent !== undefined) {
-      const self = user ? await accounts.authenticate(user.Id, input.tokenContent) : null;
+      const self = user ? accounts.authenticateUser(user, input.tokenContent) : null;
       if (!self) {
         throw new AppError(ErrorCode.INVALID_TOKEN, byName ? 'Failed to getUser!' : 'Invalid token!');
       }

@@ -144,6 +144,7 @@ PG_MIGRATIONS.push({
       tx_id text,
       u_c text[], u_i text[], u_d json[],
       r_c text[], r_i text[],
+      kr_c text[], kr_i text[],
       k_c text[], k_x text[], k_k text[], k_i text[],
       l_c text[], l_x text[], l_k text[], l_i text[],
       e_l text[], e_d json[]
@@ -154,10 +155,13 @@ PG_MIGRATIONS.push({
       n int;
     BEGIN
       INSERT INTO hx_tx_done (id) VALUES (tx_id);
-      DELETE FROM hx_keys WHERE (collection, id) IN
-        (SELECT * FROM unnest(u_c || r_c, u_i || r_i));
-      DELETE FROM hx_list_keys WHERE (collection, id) IN
-        (SELECT * FROM unnest(u_c || r_c, u_i || r_i));
+      -- Keys are rewritten only for the records whose keys may have changed (kr) and removed ones.
+      IF coalesce(array_length(kr_c, 1), 0) + coalesce(array_length(r_c, 1), 0) > 0 THEN
+        DELETE FROM hx_keys WHERE (collection, id) IN
+          (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i));
+        DELETE FROM hx_list_keys WHERE (collection, id) IN
+          (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i));
+      END IF;
       DELETE FROM hx_records WHERE (collection, id) IN (SELECT * FROM unnest(r_c, r_i));
       INSERT INTO hx_records (collection, id, version, data)
         SELECT c, i, 1, d FROM unnest(u_c, u_i, u_d) AS w(c, i, d)

@@ -195,6 +195,8 @@ interface Write {
 /** A transaction: reads through its own PostgreSQL transaction, writes kept until the end. */
 class PgTransaction implements Tx {
   readonly writes = new Map<string, Write>();
+  /** The committed version of each record this transaction read (null: none), by collection/id. */
+  readonly seen = new Map<string, unknown>();
   readonly appends: Array<{ log: PgLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
   readonly effects: Array<() => void> = [];
   done = false;
@@ -225,7 +227,9 @@ class PgTransaction implements Tx {
         [name, id],
         'hx_get',
       );
-      return rows[0] ? frozen(rows[0].data) : undefined;
+      const data = rows[0] ? frozen(rows[0].data) : undefined;
+      this.seen.set(key(id), data ?? null);
+      return data;
     };
     const write = (id: string, data: unknown): void => {
       this.#live();
@@ -430,9 +434,10 @@ export class PgStore implements HostStore {
   async #write(t: PgTransaction, client: pg.PoolClient): Promise<number[]> {
     const upserts = [...t.writes.values()].filter((w) => w.data !== null);
     const removals = [...t.writes.values()].filter((w) => w.data === null);
+    const rekeyed = upserts.filter((w) => keysMayChange(t, w));
     const unique: Array<[string, string, string, string]> = [];
     const lists: Array<[string, string, string, string]> = [];
-    for (const w of upserts) {
+    for (const w of rekeyed) {
       for (const { kind, index, key } of w.collection.keysOf(w.data)) {
         (kind === 'unique' ? unique : lists).push([w.collection.name, index, key, w.id]);
       }
@@ -440,8 +445,8 @@ export class PgStore implements HostStore {
     const column = <X>(rows: X[][], at: number): X[] => rows.map((row) => row[at]!);
     const rows = await client.query<{ seqs: string[] }>({
       name: 'hx_write',
-      text: `SELECT hx_write($1, $2, $3, $4::json[], $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-        $16::json[]) AS seqs`,
+      text: `SELECT hx_write($1, $2, $3, $4::json[], $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+        $17, $18::json[]) AS seqs`,
       values: [
         txIdOf(t),
         upserts.map((w) => w.collection.name),
@@ -449,6 +454,8 @@ export class PgStore implements HostStore {
         upserts.map((w) => JSON.stringify(w.data)),
         removals.map((w) => w.collection.name),
         removals.map((w) => w.id),
+        rekeyed.map((w) => w.collection.name),
+        rekeyed.map((w) => w.id),
         ...[0, 1, 2, 3].map((at) => column(unique, at)),
         ...[0, 1, 2, 3].map((at) => column(lists, at)),
         t.appends.map((a) => a.log.name),
@@ -765,6 +772,19 @@ export class PgStore implements HostStore {
     );
     return rows.map((row) => ({ ...row.entry, seq: Number(row.seq) }));
   }
+}
+
+/** Whether a written record's keys may differ from those stored: unless it was read and its keys are the same. */
+function keysMayChange(t: PgTransaction, w: Write): boolean {
+  const before = t.seen.get(`${w.collection.name}/${w.id}`);
+  if (before === undefined || before === null) return true;
+  const keys = (data: unknown) =>
+    w.collection
+      .keysOf(data)
+      .map(({ index, key }) => `${index}\u0000${key}`)
+      .sort()
+      .join('\u0001');
+  return keys(before) !== keys(w.data);
 }
 
 /** Connections that already carry the store's error listener. */

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { HostConfig } from '../config.js';
+import { StorageUnavailableError } from '../errors.js';
 import { Status } from '../protocol/enums.js';
 import {
   ClientMessage,
@@ -361,9 +362,12 @@ export function attachSocket(server: Server, deps: SocketDeps): SocketServer {
           { err: error, userId: conn.userId, remote: conn.remote },
           'handling a socket message failed',
         );
+        const unavailable = error instanceof StorageUnavailableError;
         send(conn, ServerMessage.error, {
-          code: 'INTERNAL_ERROR',
-          reason: 'The host could not handle that message; try again.',
+          code: unavailable ? 'STORAGE_UNAVAILABLE' : 'INTERNAL_ERROR',
+          reason: unavailable
+            ? "The host's database is not answering; try again shortly."
+            : 'The host could not handle that message; try again.',
         });
       })
       .then(() => {

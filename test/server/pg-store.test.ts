@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageWriteError } from '../../server/errors.js';
+import pg from 'pg';
+import { PG_MIGRATIONS, runMigrations } from '../../server/store/pg-migrations.js';
 import { PgStore } from '../../server/store/pg-store.js';
 import { describeStoreConformance, type Doc, type Entry } from './store-conformance.js';
 import { dropSchemas, freshDatabaseUrl, queryAt } from './pg-helpers.js';
@@ -252,6 +254,44 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(await queryAt(url, 'SELECT id FROM hx_records')).toEqual([]);
     await a.tx((t) => t.repo<Doc>('things').put('fine', { n: 2 }));
     expect(await a.collection<Doc>('things').get('fine')).toEqual({ n: 2 });
+  });
+
+  it('moves on a database of the earlier layout (records and histories replayed by every host): records, keys, histories', async () => {
+    const url = await freshDatabaseUrl();
+    // The earlier layout, as hosts of the previous version left it.
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    pool.on('error', () => undefined);
+    await runMigrations(
+      pool,
+      PG_MIGRATIONS.filter((step) => step.version <= 2),
+    );
+    await pool.end();
+    await queryAt(
+      url,
+      `INSERT INTO hx_records (collection, id, version, data) VALUES
+         ('things', 'a', 3, '{"n":1,"name":"Alpha","list":["red"]}'), ('things', 'b', 4, '{"n":2,"name":"Beta"}')`,
+    );
+    await queryAt(
+      url,
+      `INSERT INTO hx_log_entries (log, seq, entry) VALUES ('history', 5, '{"target":"a","note":"old"}')`,
+    );
+    await queryAt(url, 'UPDATE hx_clock SET seq = 5');
+    const store = await openStore(url);
+    const things = store.collection<Doc>('things');
+    expect(await things.get('a')).toEqual({ n: 1, name: 'Alpha', list: ['red'] });
+    expect(await things.find('name', 'Beta')).toEqual({ n: 2, name: 'Beta' });
+    expect((await things.list('tag', 'red')).map((doc) => doc.n)).toEqual([1]);
+    const history = store.log<Entry, unknown>('history');
+    expect(history.length).toBe(1);
+    expect(await history.read(0)).toEqual({ seq: 5, target: 'a', note: 'old' });
+    const entry = await store.tx((t) => t.append<Entry>('history', { seq: 0, target: 'b', note: 'new' }));
+    expect(entry.seq).toBeGreaterThan(5);
+    const versions = await queryAt<{ version: number }>(
+      url,
+      'SELECT version FROM hx_migrations ORDER BY version',
+    );
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
+    expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
   });
 
   it('says what is wrong when PostgreSQL cannot be reached', async () => {

@@ -509,7 +509,7 @@ export async function createServer(
     popularityFlush.unref();
     const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${port}`;
-    log.info({ url, dataDir: config.dataDir, users: await users.count() }, 'host started');
+    log.info({ url, dataDir: config.dataDir }, 'host started');
 
     let closing: Promise<void> | null = null;
     return {

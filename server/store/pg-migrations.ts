@@ -130,6 +130,11 @@ PG_MIGRATIONS.push({
     );
     CREATE INDEX hx_tx_done_by_time ON hx_tx_done (done_at);
     -- History entries are numbered from a sequence, under their log's lock, so each log commits in order.
+    -- Every write of a record gives it a version no earlier write had (a record removed and made again too), so
+    -- a host may keep a record it read and ask only whether its version is still the one stored.
+    CREATE SEQUENCE hx_version_seq;
+    SELECT setval('hx_version_seq', GREATEST(1, (SELECT seq FROM hx_clock),
+      (SELECT coalesce(max(version), 0) FROM hx_records)));
     CREATE SEQUENCE hx_log_seq;
     SELECT setval('hx_log_seq', GREATEST(1, (SELECT seq FROM hx_clock),
       (SELECT coalesce(max(seq), 0) FROM hx_log_entries)));
@@ -164,9 +169,9 @@ PG_MIGRATIONS.push({
       END IF;
       DELETE FROM hx_records WHERE (collection, id) IN (SELECT * FROM unnest(r_c, r_i));
       INSERT INTO hx_records (collection, id, version, data)
-        SELECT c, i, 1, d FROM unnest(u_c, u_i, u_d) AS w(c, i, d)
+        SELECT c, i, nextval('hx_version_seq'), d FROM unnest(u_c, u_i, u_d) AS w(c, i, d)
         ON CONFLICT (collection, id)
-        DO UPDATE SET version = hx_records.version + 1, data = EXCLUDED.data;
+        DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data;
       INSERT INTO hx_keys (collection, idx, key, id) SELECT * FROM unnest(k_c, k_x, k_k, k_i)
         ON CONFLICT (collection, idx, key) DO UPDATE SET id = EXCLUDED.id;
       INSERT INTO hx_list_keys (collection, idx, key, id) SELECT * FROM unnest(l_c, l_x, l_k, l_i)

@@ -5,6 +5,7 @@ import { StorageUnavailableError, StorageWriteError } from '../errors.js';
 import { classifyPgError, isConnectionError, storageError } from './pg-errors.js';
 import { PgListener } from './pg-listener.js';
 import { PgLog } from './pg-log.js';
+import { PgRecordCache } from './pg-record-cache.js';
 import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
 import { redactUrl } from './pg-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
@@ -77,12 +78,7 @@ export class PgCollection<T> implements ReadCollection<T> {
   ) {}
 
   async get(id: string): Promise<T | undefined> {
-    const rows = await this.store.query<{ data: T }>(
-      'SELECT data FROM hx_records WHERE collection = $1 AND id = $2',
-      [this.name, id],
-      'hx_get',
-    );
-    return rows[0] ? frozen(rows[0].data) : undefined;
+    return (await this.store.read(null, this.name, [id])).get(id) as T | undefined;
   }
 
   async has(id: string): Promise<boolean> {
@@ -91,16 +87,11 @@ export class PgCollection<T> implements ReadCollection<T> {
 
   async getMany(ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
-    const rows = await this.store.query<{ id: string; data: T }>(
-      'SELECT id, data FROM hx_records WHERE collection = $1 AND id = ANY($2)',
-      [this.name, [...ids]],
-      'hx_get_many',
-    );
-    const byId = new Map(rows.map((row) => [row.id, row.data]));
+    const byId = await this.store.read(null, this.name, ids);
     const found: T[] = [];
     for (const id of ids) {
       const data = byId.get(id);
-      if (data !== undefined) found.push(frozen(data));
+      if (data !== undefined) found.push(data as T);
     }
     return found;
   }
@@ -222,12 +213,10 @@ class PgTransaction implements Tx {
       this.#live();
       const own = this.writes.get(key(id));
       if (own) return own.data ?? undefined;
-      const rows = await this.#query<{ data: unknown }>(
-        'SELECT data FROM hx_records WHERE collection = $1 AND id = $2',
-        [name, id],
-        'hx_get',
-      );
-      const data = rows[0] ? frozen(rows[0].data) : undefined;
+      this.#live();
+      // Through the transaction's connection: its snapshot, and PostgreSQL's conflict tracking.
+      const data = (await this.store.read(this.client, name, [id])).get(id);
+      this.#live();
       this.seen.set(key(id), data ?? null);
       return data;
     };
@@ -293,6 +282,7 @@ export class PgStore implements HostStore {
   readonly #logs = new Map<string, PgLog<{ seq: number }, unknown>>();
   readonly #watchers = new Map<string, Watcher[]>();
   readonly #indexesReady = new Map<string, Promise<void>>();
+  readonly #cache = new PgRecordCache();
   readonly #origin = randomBytes(12).toString('hex');
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
@@ -350,6 +340,20 @@ export class PgStore implements HostStore {
     try {
       // A named statement is parsed and planned once per connection (the hot reads).
       return (await this.pool.query<R>(name ? { name, text, values } : { text, values })).rows;
+    } catch (error) {
+      throw storageError(error);
+    }
+  }
+
+  /** Records of `collection` by id, through a transaction's connection or (null) the pool; see PgRecordCache. */
+  async read(
+    client: pg.PoolClient | null,
+    collection: string,
+    ids: readonly string[],
+  ): Promise<Map<string, unknown>> {
+    if (client) return this.#cache.read(client, collection, ids);
+    try {
+      return await this.#cache.read(this.pool, collection, ids);
     } catch (error) {
       throw storageError(error);
     }
@@ -545,6 +549,7 @@ export class PgStore implements HostStore {
   /** After COMMIT: histories read up to it (in order, for their listeners), watchers told, effects run. */
   async #committed(t: PgTransaction): Promise<void> {
     if (t.writesSomething) this.#announce(t);
+    for (const w of t.writes.values()) this.#cache.forget(w.collection.name, w.id);
     const logs = new Set(t.appends.map((a) => a.log));
     await Promise.all(
       [...logs].map((log) => log.pull().catch((error: unknown) => this.#logPullFailed(error))),
@@ -580,7 +585,11 @@ export class PgStore implements HostStore {
     }
     if (message.o === this.#origin) return;
     if (message.all) for (const name of this.#collections.keys()) this.#tell(name, null, true);
-    for (const [collection, id] of message.r ?? []) this.#tell(collection, id, true);
+    if (message.all) this.#cache.clear();
+    for (const [collection, id] of message.r ?? []) {
+      this.#cache.forget(collection, id);
+      this.#tell(collection, id, true);
+    }
     for (const name of message.l ?? []) {
       this.#logs
         .get(name)
@@ -591,6 +600,7 @@ export class PgStore implements HostStore {
 
   /** The listening connection is (back) up: whatever was announced meanwhile is lost, so all may have changed. */
   #resync(): void {
+    this.#cache.clear();
     for (const name of this.#collections.keys()) this.#tell(name, null, true);
     this.refresh().catch((error: unknown) => this.#logPullFailed(error));
   }

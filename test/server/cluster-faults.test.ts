@@ -1,8 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +7,7 @@ import { postJson, spawnServe, stop, type Served } from './cli-helpers.js';
 import { PASSWORD, tempDir } from './helpers.js';
 import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
 import { settle, TestSocket } from './socket-client.js';
+import { freePort, requireRedisServer, ThrowawayRedis } from './redis-instance.js';
 import { TestGameServer } from '../../server/tools/test-game-server.js';
 
 /**
@@ -26,114 +24,12 @@ const SLACK_MS = 1000;
 const BOUND_MS = CLUSTER.commandTimeoutMs + SLACK_MS;
 const GS_TOKEN = 'cluster-faults-game-server-secret';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A redis-server of this file's own, which a test stops (SIGSTOP) and resumes (SIGCONT). */
-class ThrowawayRedis {
-  #child: ChildProcess | null = null;
-  #output = '';
-  paused = false;
-
-  constructor(
-    readonly port: number,
-    readonly dir: string,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(this.port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        this.dir,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
-    this.#child = child;
-    const deadline = Date.now() + 10_000;
-    while (!(await answersPing(this.port))) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        this.#child = null;
-        child.kill('SIGKILL');
-        throw new Error(`redis-server did not start on port ${this.port}:\n${this.#output}`);
-      }
-      await sleep(50);
-    }
-  }
-
-  pause(): void {
-    this.#child?.kill('SIGSTOP');
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.#child?.kill('SIGCONT');
-    this.paused = false;
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#child;
-    if (!child) return;
-    this.#child = null;
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await Promise.race([exited, sleep(5000)]);
-    }
-  }
-}
-
-/** Whether something on `port` answers PING with PONG within a short bound. */
-function answersPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    const done = (answer: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(answer);
-    };
-    const timer = setTimeout(() => done(false), 500);
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => done(data.toString().startsWith('+PONG')));
-    socket.on('error', () => done(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
-
 let redis: ThrowawayRedis | null = null;
 let redisDir = '';
 const killRedisAtExit = () => void redis?.kill();
 
 beforeAll(async () => {
-  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) {
-    throw new Error(
-      `redis-server cannot be run (${probe.error?.message ?? probe.stderr}). These tests start a throwaway ` +
-        "one of their own: install Debian's package with apt-get install -y redis-server.",
-    );
-  }
+  requireRedisServer();
   process.once('exit', killRedisAtExit);
   redisDir = await mkdtemp(join(tmpdir(), 'hnx-cluster-faults-redis-'));
   redis = new ThrowawayRedis(await freePort(), redisDir);

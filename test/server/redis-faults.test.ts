@@ -1,8 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -17,6 +14,7 @@ import {
 import { redisLimits } from '../../server/cluster/redis-limits.js';
 import { ConfigError, resolveConfig } from '../../server/config.js';
 import type { Clock } from '../../server/services/context.js';
+import { freePort, requireRedisServer, ThrowawayRedis } from './redis-instance.js';
 
 /**
  * The Redis side of the cluster when Redis is hung (SIGSTOP), killed, or restarted on the same port. Each test
@@ -34,112 +32,6 @@ const fixedClock: Clock = { now: () => Date.UTC(2026, 10, 22, 12, 0, 0) };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A redis-server of this file's own: started, stopped (SIGSTOP), resumed, killed and started again on one port. */
-class ThrowawayRedis {
-  #child: ChildProcess | null = null;
-  #output = '';
-  paused = false;
-
-  constructor(
-    readonly port: number,
-    readonly dir: string,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  get running(): boolean {
-    return this.#child !== null;
-  }
-
-  async start(): Promise<void> {
-    this.#output = '';
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(this.port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        this.dir,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (this.#output += chunk.toString()));
-    this.#child = child;
-    const deadline = Date.now() + 10_000;
-    while (!(await answersPing(this.port))) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        this.#child = null;
-        child.kill('SIGKILL');
-        throw new Error(`redis-server did not start on port ${this.port}:\n${this.#output}`);
-      }
-      await sleep(50);
-    }
-  }
-
-  pause(): void {
-    this.#child?.kill('SIGSTOP');
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.#child?.kill('SIGCONT');
-    this.paused = false;
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#child;
-    if (!child) return;
-    this.#child = null;
-    this.paused = false;
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await Promise.race([exited, sleep(5000)]);
-    }
-  }
-
-  /** After a test that failed half-way: running and answering again. */
-  async heal(): Promise<void> {
-    if (this.paused) this.resume();
-    if (!this.running) await this.start();
-  }
-}
-
-/** Whether something on `port` answers PING with PONG within a short bound. */
-function answersPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    const done = (answer: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(answer);
-    };
-    const timer = setTimeout(() => done(false), 500);
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => done(data.toString().startsWith('+PONG')));
-    socket.on('error', () => done(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
-
 let redis: ThrowawayRedis;
 let dir = '';
 const links: ClusterLink[] = [];
@@ -149,13 +41,7 @@ const onEscape = (error: unknown) => escaped.push(error);
 const killAtExit = () => void redis?.kill();
 
 beforeAll(async () => {
-  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) {
-    throw new Error(
-      `redis-server cannot be run (${probe.error?.message ?? probe.stderr}). These tests start a throwaway ` +
-        "one of their own: install Debian's package with apt-get install -y redis-server.",
-    );
-  }
+  requireRedisServer();
   process.on('unhandledRejection', onEscape);
   process.on('uncaughtException', onEscape);
   process.once('exit', killAtExit);

@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Starts a throwaway PostgreSQL and Redis for the run (and installs what is missing, as root): test/global-setup.ts
+    globalSetup: ['./test/global-setup.ts'],
     env: { HYPERNEX_LOG_LEVEL: 'silent' },
   },
 });

@@ -29,9 +29,9 @@ beforeAll(async () => {
     await probe.ping();
   } catch (error) {
     throw new Error(
-      `Redis is not reachable at ${TEST_REDIS_URL} (${(error as Error).message}). These tests need it: ` +
-        "install and start Debian's redis-server on loopback, as .ci/run does (apt-get install -y redis-server; " +
-        'redis-server --bind 127.0.0.1 --daemonize yes), or set HYPERNEX_TEST_REDIS_URL.',
+      `Redis is not reachable at ${TEST_REDIS_URL} (${(error as Error).message}). npm test starts a throwaway ` +
+        "redis-server of its own (test/global-setup.ts, which needs Debian's redis-server: apt-get install -y " +
+        'redis-server); HYPERNEX_TEST_REDIS_URL, when set, must name a Redis that answers.',
     );
   } finally {
     probe.disconnect();

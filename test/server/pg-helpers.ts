@@ -24,10 +24,9 @@ async function admin<R>(work: (client: pg.Client) => Promise<R>): Promise<R> {
   } catch (error) {
     throw new Error(
       `PostgreSQL is not reachable at ${TEST_DATABASE_URL.replace(/:[^:@/]*@/, ':***@')} ` +
-        `(${(error as Error).message}). These tests need it: install and start Debian's PostgreSQL and create the ` +
-        'test role and database, as .ci/run does (apt-get install -y postgresql; pg_ctlcluster 15 main start; ' +
-        "psql as postgres: CREATE ROLE hypernex LOGIN PASSWORD 'hypernex'; CREATE DATABASE hypernex_test OWNER " +
-        'hypernex), or set HYPERNEX_TEST_DATABASE_URL to a database whose role may create schemas.',
+        `(${(error as Error).message}). npm test starts a throwaway PostgreSQL of its own (test/global-setup.ts, ` +
+        "which needs Debian's postgresql: apt-get install -y postgresql); HYPERNEX_TEST_DATABASE_URL, when set, " +
+        'must name a database whose role may create schemas.',
     );
   }
   try {

@@ -25,9 +25,9 @@ async function connectRedis(): Promise<Redis> {
   } catch (error) {
     redis.disconnect();
     throw new Error(
-      `Redis is not reachable at ${TEST_REDIS_URL} (${(error as Error).message}). These tests need it: install and ` +
-        "start redis-server, as .ci/run does (apt-get install -y redis-server; redis-server --bind 127.0.0.1 --port 6379 --daemonize yes --save ''), " +
-        'or set HYPERNEX_TEST_REDIS_URL.',
+      `Redis is not reachable at ${TEST_REDIS_URL} (${(error as Error).message}). npm test starts a throwaway ` +
+        "redis-server of its own (test/global-setup.ts, which needs Debian's redis-server: apt-get install -y " +
+        'redis-server); HYPERNEX_TEST_REDIS_URL, when set, must name a Redis that answers.',
     );
   }
   clients.push(redis);

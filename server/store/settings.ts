@@ -14,24 +14,26 @@ export interface HostSettingsRecord {
 
 /** The durable host settings (for a folder of the first layout, what its meta.json held). */
 export async function hostSettings(store: DataStore): Promise<HostSettingsRecord> {
-  // Only an embedded data folder can be of the first layout (PostgreSQL stores began with this collection).
-  const meta: Partial<StoreMeta> = store instanceof Store ? store.meta : {};
-  return (
-    (await store.collection<HostSettingsRecord>(SETTINGS).get(HOST)) ?? {
-      ownerSetupDone: meta.ownerSetupDone ?? false,
-      ...(meta.settings?.requireInviteCode !== undefined
-        ? { requireInviteCode: meta.settings.requireInviteCode }
-        : {}),
-    }
-  );
+  return (await store.collection<HostSettingsRecord>(SETTINGS).get(HOST)) ?? firstLayoutSettings(store);
 }
 
-/** Changes the host settings in transaction `t`. */
+/** The settings a folder of the first layout kept in meta.json (PostgreSQL stores began with the collection). */
+function firstLayoutSettings(store: DataStore): HostSettingsRecord {
+  const meta: Partial<StoreMeta> = store instanceof Store ? store.meta : {};
+  return {
+    ownerSetupDone: meta.ownerSetupDone ?? false,
+    ...(meta.settings?.requireInviteCode !== undefined
+      ? { requireInviteCode: meta.settings.requireInviteCode }
+      : {}),
+  };
+}
+
+/** Changes the host settings in transaction `t` (read through it: no second connection while it runs). */
 export async function updateHostSettings(
   t: Tx,
   store: DataStore,
   patch: Partial<HostSettingsRecord>,
 ): Promise<void> {
   const repo = t.repo<HostSettingsRecord>(SETTINGS);
-  repo.put(HOST, { ...((await repo.get(HOST)) ?? (await hostSettings(store))), ...patch });
+  repo.put(HOST, { ...((await repo.get(HOST)) ?? firstLayoutSettings(store)), ...patch });
 }

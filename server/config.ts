@@ -166,6 +166,11 @@ export interface HostConfig {
     connections: number;
     /** A request body (any route) that sends nothing for this long has its connection closed. */
     bodyIdleSeconds: number;
+    /**
+     * For this long after a password sign-in (with its 2FA code when 2FA is on) its token alone confirms
+     * remove2fa, a signed-in resetPassword and changePassword: how every official client calls them.
+     */
+    recentSignInSeconds: number;
   };
 }
 
@@ -243,6 +248,7 @@ export function defaultConfig(): HostConfig {
       connectionsPerAddress: 256,
       connections: 8192,
       bodyIdleSeconds: 60,
+      recentSignInSeconds: 600,
     },
   };
 }
@@ -355,6 +361,7 @@ const CONFIG_SHAPE = {
       connectionsPerAddress: numberValue,
       connections: numberValue,
       bodyIdleSeconds: numberValue,
+      recentSignInSeconds: z.number().min(0),
     })
     .partial(),
 } satisfies Record<keyof HostConfig, z.ZodType>;

@@ -229,6 +229,8 @@ export async function openHost(
         const asset = await (kind === 'avatar' ? uploads.avatar(id) : uploads.world(id));
         return asset !== undefined && uploads.isPublic(asset);
       },
+      tagsOf: async (kind, id) =>
+        (await (kind === 'avatar' ? uploads.avatar(id) : uploads.world(id)))?.Tags ?? [],
     });
     await popularity.init();
     const search = createSearchService({

@@ -81,13 +81,13 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'POST /remove2fa': {
     tag: 'Accounts',
     summary:
-      'Turn 2FA off; needs currentPassword and the current 2FA code (twofacode), not the session alone',
+      'Turn 2FA off; needs currentPassword and the current 2FA code (twofacode), or a session a password sign-in made within limits.recentSignInSeconds',
     body: S.Remove2faRequest,
   },
   'POST /resetPassword': {
     tag: 'Accounts',
     summary:
-      'Change your password while signed in, with currentPassword (and twofacode when 2FA is on); every session ends. By email: not configured',
+      'Change your password while signed in, with currentPassword (and twofacode when 2FA is on) or within limits.recentSignInSeconds of a password sign-in; every session ends. By email: not configured',
     body: S.ChangePasswordRequest,
   },
   'POST /sendVerificationEmail': {
@@ -139,6 +139,12 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     result: 'allowAnyGameServer',
   },
   'GET /getSocketInfo': { tag: 'Info', summary: 'Where the socket is', result: 'IsWSS, Port' },
+  'GET /getCDNs': {
+    tag: 'Info',
+    summary:
+      'This host as its own CDN (1.5 clients): one server, the API base URL the caller can reach, ending in /; they post files to Server + "upload"',
+    result: 'servers: [{Server, Latitude, Longitude}]',
+  },
   'GET /authForBuilds': {
     tag: 'Builds',
     summary: 'Whether getBuild needs userid + tokenContent',
@@ -266,10 +272,24 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'POST /upload': {
     tag: 'Uploads',
     summary:
-      'Upload a file (multipart, or JSON with a base64 file); with avatarMeta/worldMeta, create or update an avatar/world build',
+      'Upload a file (multipart, or JSON with a base64 file); with avatarMeta/worldMeta, create or update an avatar/world build. Also the CDN upload of 1.5 clients (userid, tokenContent, file; attach it with update/avatar or update/world)',
     body: S.MultipartUploadFields,
     multipart: true,
     result: 'UploadData, AvatarId?, WorldId?',
+  },
+  'POST /update/avatar': {
+    tag: 'Uploads',
+    summary:
+      'With fileid: an uploaded .hna becomes a new avatar or a platform build of one of yours (avatarmeta, a JSON string); without: the details only',
+    body: S.UpdateAvatarRequest,
+    result: 'with fileid: UploadData, its fields repeated, AvatarId; without: AvatarId',
+  },
+  'POST /update/world': {
+    tag: 'Uploads',
+    summary:
+      'As update/avatar for worlds (worldmeta); without fileid the ServerScripts of the BuildPlatform build are replaced too',
+    body: S.UpdateWorldRequest,
+    result: 'with fileid: UploadData, its fields repeated, WorldId; without: WorldId',
   },
   'POST /uploadPart': {
     tag: 'Uploads',
@@ -348,8 +368,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /instances': {
     tag: 'Instances',
-    summary: 'Instances you may join',
-    body: S.AuthRequest,
+    summary: 'Instances you may join; with worldid, only that world\u2019s',
+    body: S.InstancesRequest,
     result: 'SafeInstances',
   },
   'GET /instances/:worldid': {
@@ -358,6 +378,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     result: 'SafeInstances',
   },
   'GET /gameServers': { tag: 'Instances', summary: 'Connected game servers', result: 'GameServers' },
+  'GET /checkGameServer/:gameServerId': {
+    tag: 'Instances',
+    summary: 'Whether the game server is connected; true only when the host allows any game server',
+    result: 'valid',
+  },
+  'GET /checkGameServer/:gameServerId/:gameServerToken': {
+    tag: 'Instances',
+    summary: 'Whether the game server is connected with the token it was handed in sendauth',
+    result: 'valid',
+  },
   'POST /gameServerTokens': {
     tag: 'Host',
     summary: 'Game-server tokens (admins)',
@@ -408,6 +438,12 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'GET /popularity/world/:type/:itemsPerPage/:page': {
     tag: 'Search',
     summary: 'Most used public worlds; type 0..4 as above',
+    result: 'Popularity',
+  },
+  'GET /popularity/:type/:kind/:tags/:itemsPerPage/:page': {
+    tag: 'Search',
+    summary:
+      'Most used public avatars or worlds carrying any of the comma-separated tags; avatar|world and the window 0..4 in either order',
     result: 'Popularity',
   },
   'POST /manageAssetToken': {

@@ -288,6 +288,31 @@ export const JsonUploadRequest = AuthRequest.extend({
   avatarMeta: z.unknown().optional(),
   worldMeta: z.unknown().optional(),
 });
+/** An avatarmeta / worldmeta: a JSON string as HypernexSharp sends it (an object is accepted too). */
+const assetMeta = z.union([z.string().max(1024 * 1024), z.record(z.string(), z.unknown())]);
+/**
+ * update/avatar (wire reference 12.3): with `fileid`, that uploaded .hna becomes a build of a new or an own avatar;
+ * without, the details only. The meta key is lowercase as the 1.5 library sends it; `avatarMeta` is accepted too.
+ */
+export const UpdateAvatarRequest = AuthRequest.extend({
+  fileid: id.optional(),
+  avatarmeta: assetMeta.optional(),
+  avatarMeta: assetMeta.optional(),
+}).refine((v) => v.avatarmeta !== undefined || v.avatarMeta !== undefined, {
+  message: 'is required',
+  path: ['avatarmeta'],
+});
+/** update/world: as update/avatar, with a .hnw and `worldmeta`. */
+export const UpdateWorldRequest = AuthRequest.extend({
+  fileid: id.optional(),
+  worldmeta: assetMeta.optional(),
+  worldMeta: assetMeta.optional(),
+}).refine((v) => v.worldmeta !== undefined || v.worldMeta !== undefined, {
+  message: 'is required',
+  path: ['worldmeta'],
+});
+/** POST instances: `worldid` (as the 1.5 library sends it) keeps only that world's instances. */
+export const InstancesRequest = AuthRequest.extend({ worldid: id.optional() });
 export const UploadPartStatusRequest = AuthRequest.extend({ chunkId: z.string().max(100) });
 /** The text fields of a multipart upload (the file part is named `file`), for documentation. */
 export const MultipartUploadFields = z.object({

@@ -58,6 +58,10 @@ const common = {
 export const AvatarMetaInput = z.object({ ...common, ImageURL: url });
 export type AvatarMetaInput = z.infer<typeof AvatarMetaInput>;
 
+/** avatarmeta of a details-only update/avatar (no fileid, reference 6.8): BuildPlatform is not needed. */
+export const AvatarDetailsInput = AvatarMetaInput.extend({ BuildPlatform: common.BuildPlatform.optional() });
+export type AvatarDetailsInput = z.infer<typeof AvatarDetailsInput>;
+
 /** worldMeta (reference 5.4). */
 export const WorldMetaInput = z.object({
   ...common,

@@ -81,11 +81,12 @@ export interface AccountsService {
   /**
    * Refuses unless `proof` shows the account's owner is the one asking (the current password, and the current 2FA
    * code when 2FA is on), so a stolen session cannot take the account over. Wrong passwords are throttled per user
-   * as sign-ins are. `what` names the action in messages ("remove 2FA").
+   * as sign-ins are. `what` names the action in messages ("remove 2FA"). Without a password, the session's token
+   * (`tokenContent`) confirms it when a password sign-in made it within `limits.recentSignInSeconds`.
    */
   confirmIdentity(
     user: StoredUser,
-    proof: { currentPassword?: string; twofacode?: string },
+    proof: { currentPassword?: string; twofacode?: string; tokenContent?: string },
     what: string,
   ): Promise<void>;
   changePassword(user: StoredUser, newPassword: string): Promise<void>;
@@ -108,7 +109,7 @@ export function createAccountsService(
     windowSeconds: config.limits.loginFailureWindowSeconds,
   });
 
-  function newToken(app: string): { dto: TokenDto; stored: StoredToken } {
+  function newToken(app: string, signIn: StoredToken['signIn']): { dto: TokenDto; stored: StoredToken } {
     const now = unixSeconds(clock);
     const content = ids.secret();
     const dto: TokenDto = { content, dateCreated: now, dateExpire: now + config.tokenLifetimeSeconds, app };
@@ -119,8 +120,23 @@ export function createAccountsService(
         dateCreated: dto.dateCreated,
         dateExpire: dto.dateExpire,
         app,
+        ...(signIn && { signIn }),
       },
     };
+  }
+
+  /**
+   * Whether `tokenContent` is a live token of `user` that a password sign-in made within
+   * `limits.recentSignInSeconds`, with its 2FA code when 2FA is on now (a sign-in from before 2FA was turned on
+   * does not count). A token made any other way, or before this was recorded, never counts.
+   */
+  function isRecentSignIn(user: StoredUser, tokenContent: string): boolean {
+    const token = findToken(user, tokenContent);
+    if (!token?.signIn) return false;
+    const age = unixSeconds(clock) - token.dateCreated;
+    if (age < 0 || age >= config.limits.recentSignInSeconds) return false;
+    const twoFactor = user.is2FAVerified && user.TwoFA !== null;
+    return !twoFactor || token.signIn === 'password+2fa';
   }
 
   /** Drops expired tokens and keeps at most `maxTokensPerUser - 1`, making room for one more. */
@@ -164,7 +180,11 @@ export function createAccountsService(
   }
 
   /** `t` given: the uniqueness checks read through the transaction (so a concurrent sign-up conflicts). */
-  async function checkNewAccount(input: CreateUserRequest, skipInviteCode: boolean, t?: Tx): Promise<void> {
+  /**
+   * `codeNeeded`: whether sign-up needs an invite code (read before any transaction: a transaction reads nothing
+   * through a second connection while it holds one).
+   */
+  async function checkNewAccount(input: CreateUserRequest, codeNeeded: boolean, t?: Tx): Promise<void> {
     const fields: Record<string, string> = {};
     const usernameIssue = usernameProblem(input.username);
     if (usernameIssue) fields.username = `Username ${usernameIssue}`;
@@ -192,7 +212,7 @@ export function createAccountsService(
     if (nameTaken) taken.username = 'Username is taken';
     if (emailTaken) taken.email = 'Email is already used by another account';
     let inviteRefusal: AppError | null = null;
-    if (!skipInviteCode && (await deps.requireInviteCode())) {
+    if (codeNeeded) {
       try {
         // Configured codes and codes made on the Host screen alike; the use is recorded in the commit.
         await deps.inviteCodes.claim(t ?? null, input.inviteCode ?? '', null);
@@ -247,9 +267,11 @@ export function createAccountsService(
     },
 
     async createUser(input, options = {}) {
-      await checkNewAccount(input, options.skipInviteCode ?? false);
+      const codeNeeded = !options.skipInviteCode && (await deps.requireInviteCode());
+      await checkNewAccount(input, codeNeeded);
       const hashed = await passwords.hash(input.password);
-      const token = newToken('account-create');
+      // The account's password was just chosen: a sign-up counts as a password sign-in.
+      const token = newToken('account-create', 'password');
       const user = newUserRecord({
         id: ids.id('user'),
         username: input.username,
@@ -261,8 +283,8 @@ export function createAccountsService(
       });
       const stored = await store.tx(async (t) => {
         // Checked again in the commit: another sign-up may have taken the name while the password hashed.
-        await checkNewAccount(input, options.skipInviteCode ?? false, t);
-        if (!options.skipInviteCode && (await deps.requireInviteCode())) {
+        await checkNewAccount(input, codeNeeded, t);
+        if (codeNeeded) {
           await deps.inviteCodes.claim(t, input.inviteCode ?? '', user.Id);
         }
         await options.inTx?.(t);
@@ -297,11 +319,12 @@ export function createAccountsService(
       if (user.BanStatus.isBanned && user.BanStatus.BanEnd > now) {
         return { kind: 'banned', banStatus: { ...user.BanStatus } };
       }
-      if (user.is2FAVerified && user.TwoFA) {
+      const twoFactor = user.is2FAVerified && user.TwoFA !== null;
+      if (twoFactor) {
         if (!input.twofacode) return { kind: 'missing2fa' };
-        if (!checkTotp(user.TwoFA.base32, input.twofacode, clock.now())) return { kind: 'incorrect2fa' };
+        if (!checkTotp(user.TwoFA!.base32, input.twofacode, clock.now())) return { kind: 'incorrect2fa' };
       }
-      const token = newToken(normaliseApp(input.app));
+      const token = newToken(normaliseApp(input.app), twoFactor ? 'password+2fa' : 'password');
       return store.tx(async (t): Promise<LoginOutcome> => {
         const current = await UsersRepo.in(t).get(user.Id);
         if (!current) throw incorrect();
@@ -464,6 +487,8 @@ export function createAccountsService(
     },
 
     async confirmIdentity(user, proof, what) {
+      // A password that is sent is always checked; without one, a fresh password sign-in vouches for its session.
+      if (!proof.currentPassword && proof.tokenContent && isRecentSignIn(user, proof.tokenContent)) return;
       const key = `confirm|${user.Id}`;
       const wait = await throttle.retryAfter(key);
       if (wait > 0) {
@@ -484,7 +509,9 @@ export function createAccountsService(
           ErrorCode.CONFIRMATION_REQUIRED,
           `Failed to ${what}! Confirm it is you: send your current password (currentPassword)${
             twoFactor ? ' and the code from your authenticator app (twofacode)' : ''
-          }.`,
+          }, or sign in again with your password and retry within ${Math.round(
+            config.limits.recentSignInSeconds / 60,
+          )} minutes.`,
           missing,
         );
       }

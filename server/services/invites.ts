@@ -215,7 +215,9 @@ export async function openInvitesService(
       store.tx((t) => {
         for (const event of events) {
           const entry: InviteLogEntry =
-            event.t === 'request' ? { ...event, request: { ...event.request }, seq: 0 } : { ...event, seq: 0 };
+            event.t === 'request'
+              ? { ...event, request: { ...event.request }, seq: 0 }
+              : { ...event, seq: 0 };
           mine.add(t.append(INVITE_LOG, entry));
         }
       });

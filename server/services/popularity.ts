@@ -61,6 +61,8 @@ function emptyRecord(id: string, kind: 'avatar' | 'world'): Record_ {
 export function createPopularityService(
   deps: Pick<ServiceDeps, 'store' | 'clock'> & {
     isPublic: (kind: 'avatar' | 'world', id: string) => Promise<boolean>;
+    /** An asset's tags (none when it is gone), for the tag-filtered ranking. */
+    tagsOf?: (kind: 'avatar' | 'world', id: string) => Promise<readonly string[]>;
   },
 ) {
   const { store, clock } = deps;
@@ -154,6 +156,34 @@ export function createPopularityService(
         if (ranked.pages.size < 1000) ranked.pages.set(pageKey, text);
       }
       return text;
+    },
+
+    /**
+     * A page of the ranking limited to assets carrying any of `tags` (compared without case), as HypernexSharp
+     * e01b12d asks for it (wire reference 12.5).
+     */
+    async topTagged(
+      kind: 'avatar' | 'world',
+      type: number,
+      tags: readonly string[],
+      itemsPerPage: number,
+      page: number,
+    ): Promise<PopularityDto[]> {
+      const { ranking: ranked } = await this.top(kind, type, 1, 0);
+      const wanted = new Set(tags.map((tag) => tag.toLowerCase()));
+      const out: PopularityDto[] = [];
+      let skip = itemsPerPage * page;
+      for (const entry of ranked.list) {
+        const own = (await deps.tagsOf?.(kind, entry.Id)) ?? [];
+        if (!own.some((tag) => wanted.has(tag.toLowerCase()))) continue;
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
+        out.push(entry);
+        if (out.length >= itemsPerPage) break;
+      }
+      return out;
     },
 
     forget(id: string): void {

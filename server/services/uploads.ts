@@ -11,6 +11,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { fieldErrorsOf } from '../protocol/schemas.js';
 import {
   ALLOWED_EXTENSIONS,
+  AvatarDetailsInput,
   AvatarMetaInput,
   CHUNK_ID,
   extensionOf,
@@ -92,6 +93,16 @@ type LegacyChunkSet = Omit<ChunkSet, 'parts' | 'assembling'> & {
 export interface UploadAnswer {
   message: string;
   result: { UploadData: UploadDataDto; AvatarId?: string; WorldId?: string };
+}
+
+/** The answer to update/avatar and update/world (wire reference 12.3). */
+export interface UpdateAnswer {
+  message: string;
+  /**
+   * With a file: `UploadData` and its fields repeated at the root (HypernexSharp's AvatarUpdateResult reads them
+   * there), and the asset's id; details only: the asset's id.
+   */
+  result: Partial<UploadDataDto> & { UploadData?: UploadDataDto; AvatarId?: string; WorldId?: string };
 }
 
 export interface ChunkInput {
@@ -444,8 +455,12 @@ export function createUploadsService(
     }
   }
 
-  async function validateAvatar(raw: unknown, user: StoredUser): Promise<AvatarMetaInput> {
-    const parsed = AvatarMetaInput.safeParse(raw);
+  async function validateAvatar(
+    raw: unknown,
+    user: StoredUser,
+    schema: typeof AvatarMetaInput | typeof AvatarDetailsInput = AvatarMetaInput,
+  ): Promise<AvatarDetailsInput> {
+    const parsed = schema.safeParse(raw);
     if (!parsed.success) throw invalidMeta('Avatar', 'avatarMeta', fieldErrorsOf(parsed.error));
     const fields: Record<string, string> = {};
     checkUrls(fields, 'avatarMeta.ImageURL', parsed.data.ImageURL, true);
@@ -582,9 +597,19 @@ export function createUploadsService(
     return asset;
   }
 
-  async function saveAvatar(user: StoredUser, meta: AvatarMetaInput, record: StoredFile): Promise<string> {
+  /**
+   * Stores `record` and makes it the build of a new avatar, or of `meta.Id`'s platform. `check` runs first in the
+   * transaction (update/avatar: the file is still the caller's and no build yet).
+   */
+  async function saveAvatar(
+    user: StoredUser,
+    meta: AvatarMetaInput,
+    record: StoredFile,
+    check?: (t: Tx) => Promise<void>,
+  ): Promise<string> {
     const now = unixSeconds(clock);
     const { avatar, replaced } = await store.tx(async (t) => {
+      await check?.(t);
       const fileRepo = t.repo<StoredFile>(FILES);
       fileRepo.put(record.FileId, record);
       let replaced: StoredFile[] = [];
@@ -635,7 +660,13 @@ export function createUploadsService(
     return avatar.Id;
   }
 
-  async function saveWorld(user: StoredUser, meta: WorldMetaInput, record: StoredFile): Promise<string> {
+  /** As saveAvatar, for a world build and its server scripts. */
+  async function saveWorld(
+    user: StoredUser,
+    meta: WorldMetaInput,
+    record: StoredFile,
+    check?: (t: Tx) => Promise<void>,
+  ): Promise<string> {
     const now = unixSeconds(clock);
     const build = {
       FileId: record.FileId,
@@ -643,6 +674,7 @@ export function createUploadsService(
       ServerScripts: [...meta.ServerScripts],
     };
     const { world, replaced } = await store.tx(async (t) => {
+      await check?.(t);
       const fileRepo = t.repo<StoredFile>(FILES);
       // Checked again in the commit: a script may have been deleted since the meta was validated.
       await checkOwnScripts(meta.ServerScripts, user, (id) => fileRepo.get(id));
@@ -748,7 +780,7 @@ export function createUploadsService(
       const key = first.Id ? first.Id : `new:${user.Id}`;
       return serial(key, async () => {
         // Validate again inside the lock: the avatar may have changed or gone while we waited.
-        const meta = await validateAvatar(avatarRaw, user);
+        const meta = (await validateAvatar(avatarRaw, user)) as AvatarMetaInput;
         const record = await place(user, temp, originalName, type);
         try {
           const avatarId = await saveAvatar(user, meta, record);
@@ -785,6 +817,183 @@ export function createUploadsService(
       throw error;
     }
     return { message: 'Uploaded File!', result: { UploadData: uploadData(record) } };
+  }
+
+  const labelOf = (kind: 'avatar' | 'world'): 'Avatar' | 'World' => (kind === 'avatar' ? 'Avatar' : 'World');
+
+  /**
+   * Refuses a file update/avatar or update/world cannot make a build of `kind`: unknown, someone else's, of
+   * another type, or already a build (of any avatar or world). With `t`, read through the transaction.
+   */
+  async function attachableOrThrow(
+    kind: 'avatar' | 'world',
+    fileId: string,
+    user: StoredUser,
+    t?: Tx,
+  ): Promise<StoredFile> {
+    const record = await (t ? t.repo<StoredFile>(FILES).get(fileId) : files.get(fileId));
+    if (!record) {
+      throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to find file! No file has that id.', {
+        fileid: 'no file with this id',
+      });
+    }
+    if (record.UserId !== user.Id) {
+      throw new AppError(ErrorCode.NOT_OWNER, 'Failed to find file! That file is not yours.', {
+        fileid: 'belongs to someone else',
+      });
+    }
+    const wanted = kind === 'avatar' ? UploadType.Avatar : UploadType.World;
+    if (record.UploadType !== wanted) {
+      const ext = kind === 'avatar' ? '.hna' : '.hnw';
+      throw new AppError(
+        ErrorCode.META_TYPE_MISMATCH,
+        `Failed to verify ${labelOf(kind)}! fileid must name a ${kind} file (${ext}) you uploaded.`,
+        { fileid: `must be a ${kind} file (${ext})` },
+      );
+    }
+    const build = t ? await buildIn(t, fileId) : await buildOf(fileId);
+    if (build) {
+      throw new AppError(
+        ErrorCode.FILE_IN_USE,
+        `Failed to verify ${labelOf(kind)}! That file is already a build of ${build.kind} ${build.id}; upload it again for another build.`,
+        { fileid: 'is already a build' },
+      );
+    }
+    return record;
+  }
+
+  /** update/avatar or update/world with a file: the 1.4 upload's rules, for a file uploaded beforehand. */
+  async function attachFile(
+    user: StoredUser,
+    kind: 'avatar' | 'world',
+    fileId: string,
+    raw: unknown,
+  ): Promise<UpdateAnswer> {
+    await attachableOrThrow(kind, fileId, user);
+    const validate = (): Promise<AvatarMetaInput | WorldMetaInput> =>
+      kind === 'avatar' ? (validateAvatar(raw, user) as Promise<AvatarMetaInput>) : validateWorld(raw, user);
+    const first = await validate();
+    const key = first.Id ? first.Id : `new:${user.Id}`;
+    return serial(key, async () => {
+      // Validated again inside the lock: the asset may have changed or gone while we waited.
+      const meta = await validate();
+      let record = await attachableOrThrow(kind, fileId, user);
+      // Checked once more in the commit: the file may have been deleted or attached meanwhile.
+      const check = async (t: Tx): Promise<void> => {
+        record = await attachableOrThrow(kind, fileId, user, t);
+      };
+      const id =
+        kind === 'avatar'
+          ? await saveAvatar(user, meta as AvatarMetaInput, record, check)
+          : await saveWorld(user, meta as WorldMetaInput, record, check);
+      const data = uploadData(record);
+      return {
+        message: `Uploaded ${labelOf(kind)}!`,
+        result: { ...data, UploadData: data, ...(kind === 'avatar' ? { AvatarId: id } : { WorldId: id }) },
+      };
+    });
+  }
+
+  /** A details-only update needs the Id of an avatar or world of the caller's. */
+  function detailsIdOrThrow(kind: 'avatar' | 'world', id: string | undefined): string {
+    if (id === undefined || id === '') {
+      throw new AppError(
+        ErrorCode.INVALID_META,
+        `Failed to update ${kind}! Without a fileid, ${kind}Meta.Id must name one of your ${kind}s.`,
+        { [`${kind}Meta.Id`]: 'is required without a fileid' },
+      );
+    }
+    return id;
+  }
+
+  /** update/avatar without a file: Publicity, Name, Description, Tags and ImageURL; the builds stay. */
+  async function updateAvatarDetails(user: StoredUser, raw: unknown): Promise<UpdateAnswer> {
+    const first = await validateAvatar(raw, user, AvatarDetailsInput);
+    const id = detailsIdOrThrow('avatar', first.Id);
+    return serial(id, async () => {
+      const meta = await validateAvatar(raw, user, AvatarDetailsInput);
+      await store.tx(async (t) => {
+        const existing = await ownedIn<AvatarMetaDto>(t, 'avatar', id, user);
+        t.repo<AvatarMetaDto>(AVATARS).put(id, {
+          ...existing,
+          Publicity: meta.Publicity,
+          Name: meta.Name,
+          Description: meta.Description,
+          Tags: [...meta.Tags],
+          ImageURL: meta.ImageURL,
+          DateUpdated: unixSeconds(clock),
+        });
+      });
+      return { message: 'Updated Avatar!', result: { AvatarId: id } };
+    });
+  }
+
+  /**
+   * update/world without a file: the avatar's details plus ThumbnailURL and IconURLs, and the ServerScripts of the
+   * build of BuildPlatform (a world with no such build takes no scripts). Scripts the world no longer lists are
+   * deleted unless another world of the owner still uses them.
+   */
+  async function updateWorldDetails(user: StoredUser, raw: unknown): Promise<UpdateAnswer> {
+    const first = await validateWorld(raw, user);
+    const id = detailsIdOrThrow('world', first.Id);
+    return serial(id, async () => {
+      const meta = await validateWorld(raw, user);
+      const doomed = await store.tx(async (t) => {
+        const fileRepo = t.repo<StoredFile>(FILES);
+        const worldRepo = t.repo<WorldMetaDto>(WORLDS);
+        await checkOwnScripts(meta.ServerScripts, user, (fid) => fileRepo.get(fid));
+        const existing = await ownedIn<WorldMetaDto>(t, 'world', id, user);
+        const target = existing.Builds.find((b) => b.BuildPlatform === meta.BuildPlatform);
+        if (!target && meta.ServerScripts.length > 0) {
+          throw new AppError(
+            ErrorCode.INVALID_META,
+            'Failed to update world! It has no build for that BuildPlatform to give the server scripts to.',
+            { 'worldMeta.BuildPlatform': 'this world has no build for this platform' },
+          );
+        }
+        const builds = existing.Builds.map((b) =>
+          b === target ? { ...b, ServerScripts: [...meta.ServerScripts] } : b,
+        );
+        const kept = new Set(builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)));
+        const dropped: string[] = [];
+        for (const fid of (target?.ServerScripts ?? []).map(fileIdOfUrl)) {
+          if (fid === null || kept.has(fid) || dropped.includes(fid)) continue;
+          const users = await ownWorldsUsing(fid, existing.OwnerId, worldRepo);
+          if (users.every((w) => w === id)) dropped.push(fid);
+        }
+        const scripts = (await filesIn(fileRepo, dropped)).filter((f) => f.UserId === existing.OwnerId);
+        worldRepo.put(id, {
+          ...existing,
+          Publicity: meta.Publicity,
+          Name: meta.Name,
+          Description: meta.Description,
+          Tags: [...meta.Tags],
+          ThumbnailURL: meta.ThumbnailURL,
+          IconURLs: [...meta.IconURLs],
+          Builds: builds,
+          DateUpdated: unixSeconds(clock),
+        });
+        for (const file of scripts) await fileRepo.remove(file.FileId);
+        return scripts;
+      });
+      await removeFiles(doomed);
+      return { message: 'Updated World!', result: { WorldId: id } };
+    });
+  }
+
+  /**
+   * update/avatar and update/world (wire reference 12.3, 6.8): with `fileId`, a file the caller uploaded becomes
+   * the build of a new avatar/world or of a platform of one of theirs; without, the details only. `rawMeta` is the
+   * meta as sent (a JSON string or an object). Every rule of the 1.4 upload applies; a refusal writes nothing.
+   */
+  async function update(
+    user: StoredUser,
+    kind: 'avatar' | 'world',
+    input: { fileId?: string; rawMeta: unknown },
+  ): Promise<UpdateAnswer> {
+    const raw = parseMeta(input.rawMeta, kind === 'avatar' ? 'avatarMeta' : 'worldMeta');
+    if (input.fileId !== undefined && input.fileId !== '') return attachFile(user, kind, input.fileId, raw);
+    return kind === 'avatar' ? updateAvatarDetails(user, raw) : updateWorldDetails(user, raw);
   }
 
   /**
@@ -1183,6 +1392,7 @@ export function createUploadsService(
     tempPath,
     typeOrThrow,
     finish,
+    update,
 
     /**
      * Startup: prepares the folders and removes what interrupted uploads left behind, touching only files whose

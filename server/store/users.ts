@@ -8,6 +8,11 @@ export interface StoredToken {
   dateCreated: number;
   dateExpire: number;
   app: string;
+  /**
+   * How the session began, when by the account's password: 'password' (sign-up, or a sign-in without 2FA) or
+   * 'password+2fa'. Absent for records made before it was kept: such a token never counts as a recent sign-in.
+   */
+  signIn?: 'password' | 'password+2fa';
 }
 
 /** A new account as stored: online, nothing linked yet. (Also how the bench scripts seed users.) */

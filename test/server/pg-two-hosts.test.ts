@@ -140,3 +140,29 @@ describe('two hosts on one database', () => {
     expect(Object.values(stored.days).reduce((sum, n) => sum + n, 0)).toBe(5);
   });
 });
+
+describe('one host with fewer connections than requests', () => {
+  it('takes more sign-ups at once than it has connections: no transaction waits for a second connection', async () => {
+    const database = await freshDatabaseUrl();
+    const dir2 = await tempDir('hnx-small-pool-');
+    const small = await startHost(
+      { database, postgres: { poolSize: 2, connectTimeoutMs: 2000 } },
+      { dir: dir2 },
+    );
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          small.post('createUser', {
+            username: `storm${i}`,
+            password: 'Passw0rd!',
+            email: `storm${i}@example.com`,
+          }),
+        ),
+      );
+      for (const answer of answers) expectOk(answer);
+    } finally {
+      await small.close();
+      await rm(dir2, { recursive: true, force: true });
+    }
+  });
+});

@@ -138,7 +138,8 @@ export function accountRoutes(
   });
 
   // A session alone does not turn 2FA off or change the password (a stolen token must not take the account
-  // over): the current password, and the 2FA code when 2FA is on, confirm it is the owner.
+  // over): the current password, and the 2FA code when 2FA is on, confirm it is the owner, or a password sign-in
+  // within limits.recentSignInSeconds made this session (how every official client calls them).
   router.post('/remove2fa', async (ctx) => {
     const input = parse(Remove2faRequest, ctx.request.body);
     const user = await accounts.requireUser(input.userid, input.tokenContent);

@@ -3,6 +3,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { ManageAssetTokenRequest } from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { HostCore } from '../../host-core.js';
+import { TAG_MAX, TAGS_MAX } from '../../protocol/uploads.js';
 import { POPULARITY_WINDOWS } from '../../services/popularity.js';
 import { parse, reply } from '../envelope.js';
 
@@ -89,6 +90,35 @@ export function discoveryRoutes(router: Router, core: HostCore): void {
       ctx.body = cached.bytes;
     });
   }
+
+  // The tag-filtered ranking HypernexSharp e01b12d sends (the official server does not serve it): comma-separated
+  // tags, an asset counts when it has any of them. The kind (avatar or world) and the window (0..4) are taken in
+  // either order.
+  router.get('/popularity/:type/:kind/:tags/:itemsPerPage/:page', async (ctx) => {
+    const params = ctx.params;
+    const pair = [params.type ?? '', params.kind ?? ''];
+    const kind = pair.find((value) => value === 'avatar' || value === 'world');
+    const type = pair.find((value) => /^[0-4]$/.test(value));
+    if (kind === undefined || type === undefined) {
+      throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
+        ...(kind === undefined && { kind: 'must be avatar or world' }),
+        ...(type === undefined && { type: `must be 0 to 4 (${POPULARITY_WINDOWS.join(', ')})` }),
+      });
+    }
+    const tags = (params.tags ?? '')
+      .split(',')
+      .map((tag) => tag.trim())
+      .filter((tag) => tag.length > 0);
+    if (tags.length === 0 || tags.length > TAGS_MAX || tags.some((tag) => tag.length > TAG_MAX)) {
+      throw new AppError(ErrorCode.INVALID_PARAMETERS, 'Invalid parameters!', {
+        tags: `must be 1 to ${TAGS_MAX} comma-separated tags of at most ${TAG_MAX} characters`,
+      });
+    }
+    const { itemsPerPage, page } = paging(params);
+    reply(ctx, 'Got popularity', {
+      Popularity: await popularity.topTagged(kind, Number(type), tags, itemsPerPage, page),
+    });
+  });
 
   router.post('/manageAssetToken', async (ctx) => {
     const input = parse(ManageAssetTokenRequest, ctx.request.body);

@@ -6,7 +6,12 @@ import multer from '@koa/multer';
 import type { Context, Next } from 'koa';
 import type { HostConfig } from '../../config.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { JsonUploadRequest, UploadPartStatusRequest } from '../../protocol/schemas.js';
+import {
+  JsonUploadRequest,
+  UpdateAvatarRequest,
+  UpdateWorldRequest,
+  UploadPartStatusRequest,
+} from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import { streamToFile, type TempFile, type UploadsService } from '../../services/uploads.js';
@@ -182,6 +187,28 @@ export function uploadRoutes(
       });
       reply(ctx, answer.message, answer.result as Record<string, unknown>);
     });
+  });
+
+  // The 1.5 generation: a file posted to the CDN's (this host's) upload above is attached here; without a fileid
+  // the details alone change (wire reference 12.3).
+  router.post('/update/avatar', async (ctx) => {
+    const input = parse(UpdateAvatarRequest, ctx.request.body);
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
+    const answer = await uploads.update(user, 'avatar', {
+      fileId: input.fileid,
+      rawMeta: input.avatarmeta ?? input.avatarMeta,
+    });
+    reply(ctx, answer.message, answer.result);
+  });
+
+  router.post('/update/world', async (ctx) => {
+    const input = parse(UpdateWorldRequest, ctx.request.body);
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
+    const answer = await uploads.update(user, 'world', {
+      fileId: input.fileid,
+      rawMeta: input.worldmeta ?? input.worldMeta,
+    });
+    reply(ctx, answer.message, answer.result);
   });
 
   router.post('/uploadPartStatus', async (ctx) => {

@@ -3,7 +3,7 @@ import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
 import { call, describeError } from '../../shared/api-client.js';
 import { useSession } from '../../shared/session.js';
 import { useSocketStatus } from '../../shared/socket-context.js';
-import type { MyContent } from './content-api.js';
+import { shareableOrigin, type MyContent } from './content-api.js';
 import { uploadQueueFor, type QueueSnapshot, type UploadQueue } from './upload-queue.js';
 
 /** This session's upload list and its current state. */
@@ -81,6 +81,15 @@ export function useUploadRules(): UploadRulesDto | null {
     };
   }, [connection]);
   return rules;
+}
+
+/**
+ * The origin of the file URLs this page stores and copies: a LAN address of the host when the page is open on
+ * loopback (see `shareableOrigin`), known once `uploadRules` answered; the page's origin until then.
+ */
+export function useFileOrigin(rules: UploadRulesDto | null): string {
+  const { protocol, hostname, port, origin } = window.location;
+  return shareableOrigin({ protocol, hostname, port, origin }, rules?.localHosts ?? []);
 }
 
 /**

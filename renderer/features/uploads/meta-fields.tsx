@@ -1,4 +1,6 @@
 import { useId, useState, type ReactNode } from 'react';
+import { TextField } from '../../shared/ui.js';
+import { RULES, type MetaErrors } from './meta-form.js';
 
 /** Form pieces the shared ui.tsx lacks, built like its TextField: the message slot never moves the layout. */
 
@@ -173,4 +175,138 @@ function isPreviewable(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** An image URL with the creator's own images suggested as they type, and its preview. */
+export function ImageUrlField({
+  label,
+  value,
+  onValueChange,
+  error,
+  images,
+  domains,
+  status,
+}: {
+  label: string;
+  value: string;
+  onValueChange(value: string): void;
+  error: string | undefined;
+  images: { url: string; name: string }[];
+  /** The host's allowed image domains; null while unknown. */
+  domains: string[] | null;
+  /** Said in place of the hint, e.g. that an image of this batch is still uploading. */
+  status?: string | undefined;
+}) {
+  const listId = useId();
+  const sites =
+    domains === null
+      ? 'an allowed image site such as i.imgur.com'
+      : domains.length === 0
+        ? null
+        : `${domains.length === 1 ? 'the allowed image site' : 'an allowed image site:'} ${domains.join(', ')}`;
+  return (
+    <div className="image-field">
+      <TextField
+        label={label}
+        value={value}
+        onValueChange={onValueChange}
+        error={error}
+        type="url"
+        inputMode="url"
+        spellCheck={false}
+        autoComplete="off"
+        placeholder="https://i.imgur.com/…"
+        list={listId}
+        hint={
+          status ??
+          (images.length > 0
+            ? `Optional · one of your images on this host (suggested as you type)${sites ? ` or on ${sites}` : ''}.`
+            : `Optional · an image on this host (upload one first)${sites ? ` or on ${sites}` : ''}.`)
+        }
+      />
+      <datalist id={listId}>
+        {images.map((image) => (
+          <option key={image.url} value={image.url} label={image.name} />
+        ))}
+      </datalist>
+      <ImagePreview url={value} label={`Preview of the ${label.toLowerCase()}`} />
+    </div>
+  );
+}
+
+/** A world's icon URLs, one row each, positional as the host names them. */
+export function IconList({
+  icons,
+  errors,
+  images,
+  onChange,
+}: {
+  icons: string[];
+  errors: MetaErrors;
+  images: { url: string; name: string }[];
+  /** `touched`: the error key to clear. */
+  onChange(icons: string[], touched: string): void;
+}) {
+  const id = useId();
+  const full = icons.length >= RULES.icons;
+  return (
+    <fieldset className="field icon-list" aria-describedby={`${id}-message`}>
+      <legend>Icons</legend>
+      {icons.map((url, i) => (
+        // Rows are positional: icon 3 is the third URL, as the host names it (worldMeta.IconURLs.2).
+        <div className="icon-row" key={i}>
+          <ImagePreview url={url} label={`Icon ${i + 1}`} size="small" />
+          <TextField
+            label={`Icon ${i + 1} URL`}
+            value={url}
+            onValueChange={(v) =>
+              onChange(
+                icons.map((old, j) => (j === i ? v : old)),
+                `icons.${i}`,
+              )
+            }
+            error={errors[`icons.${i}`]}
+            type="url"
+            inputMode="url"
+            spellCheck={false}
+            autoComplete="off"
+            list={`${id}-images`}
+          />
+          <button
+            type="button"
+            className="button ghost small"
+            aria-label={`Remove icon ${i + 1}`}
+            onClick={() =>
+              onChange(
+                icons.filter((_, j) => j !== i),
+                'icons',
+              )
+            }
+          >
+            Remove
+          </button>
+        </div>
+      ))}
+      <datalist id={`${id}-images`}>
+        {images.map((image) => (
+          <option key={image.url} value={image.url} label={image.name} />
+        ))}
+      </datalist>
+      <div>
+        <button
+          type="button"
+          className="button secondary small"
+          disabled={full}
+          onClick={() => onChange([...icons, ''], 'icons')}
+        >
+          Add an icon
+        </button>
+      </div>
+      <FieldMessage
+        id={`${id}-message`}
+        error={errors.icons}
+        hint={`Optional · ${icons.length} of ${RULES.icons} icons, each an image URL like the thumbnail.`}
+      />
+    </fieldset>
+  );
 }

@@ -209,7 +209,9 @@ export function mapServerFields(
   const out: MetaErrors = {};
   const rest: string[] = [];
   for (const [key, reason] of Object.entries(fields)) {
-    const mapped = fieldOf(kind, key.replace(/^(avatarMeta|worldMeta)\./, ''), reason);
+    // The 1.5 calls (update/avatar, update/world) name the meta in lower case: `avatarmeta.Name`.
+    const bare = key.replace(/^(avatarMeta|worldMeta)\./i, '').replace(/^avatarmeta$/, 'avatarMeta');
+    const mapped = fieldOf(kind, bare.replace(/^worldmeta$/, 'worldMeta'), reason);
     if (mapped && out[mapped.field] === undefined) out[mapped.field] = mapped.message;
     else if (!mapped) rest.push(`${key} ${reason}`);
   }

@@ -1,13 +1,23 @@
 import { useId, useRef, useState } from 'react';
 import { BuildPlatform, UploadType } from '../../../server/protocol/enums.js';
 import { ErrorCode } from '../../../server/protocol/errors.js';
+import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
 import type { AvatarMetaDto, WorldMetaDto } from '../../../server/protocol/uploads.js';
 import { ApiError, describeError } from '../../shared/api-client.js';
 import { CopyButton } from '../../shared/copy-button.js';
 import { useSession } from '../../shared/session.js';
 import { formatDate } from '../../shared/time.js';
 import { Alert } from '../../shared/ui.js';
-import { buildFileIds, fileUrl, isImageName, scriptUsers, TYPE_NAMES, type MyUpload } from './content-api.js';
+import {
+  buildFileIds,
+  fileUrl,
+  imageChoices,
+  isImageName,
+  scriptUsers,
+  TYPE_NAMES,
+  type MyUpload,
+} from './content-api.js';
+import { DetailsEditor } from './details-editor.js';
 import type { ContentState } from './hooks.js';
 import { plainMessage } from './job-text.js';
 import { platformName, publicityName, type AssetKind } from './meta-form.js';
@@ -23,18 +33,27 @@ function imageOf(asset: Asset): string {
   return 'ImageURL' in asset ? asset.ImageURL : asset.ThumbnailURL;
 }
 
-/** Your avatars or worlds with a build matrix (one column per platform), and update, copy id and delete. */
+/**
+ * Your avatars or worlds with a build matrix (one column per platform), and edit details, update, copy id and
+ * delete.
+ */
 export function MyAssets({
   kind,
   state,
+  rules,
+  fileOrigin,
   onUpdate,
   onChanged,
   onRetry,
 }: {
   kind: AssetKind;
   state: ContentState;
+  /** The host's upload rules, for the details form; null until known. */
+  rules: UploadRulesDto | null;
+  /** Where stored file URLs point (content-api.ts `shareableOrigin`). */
+  fileOrigin: string;
   onUpdate(kind: AssetKind, id: string, platform: BuildPlatform): void;
-  /** After a deletion: a sentence to announce. */
+  /** After a deletion or saved details: a sentence to announce (the list is fetched again). */
   onChanged(message: string): void;
   onRetry(): void;
 }) {
@@ -43,6 +62,7 @@ export function MyAssets({
   const assets: Asset[] = (kind === 'avatar' ? state.content?.Avatars : state.content?.Worlds) ?? [];
   const noun = kind === 'avatar' ? 'avatars' : 'worlds';
   const title = kind === 'avatar' ? 'My avatars' : 'My worlds';
+  const images = imageChoices(state.content, fileOrigin);
 
   return (
     <section className="card" aria-labelledby={headingId} aria-busy={state.loading}>
@@ -88,7 +108,10 @@ export function MyAssets({
                 key={asset.Id}
                 kind={kind}
                 asset={asset}
+                images={images}
+                rules={rules}
                 onUpdate={onUpdate}
+                onSaved={(name) => onChanged(`Saved the details of the ${kind} “${name}”.`)}
                 onDeleted={(name) => {
                   onChanged(`Deleted the ${kind} “${name}”.`);
                   headingRef.current?.focus();
@@ -105,15 +128,23 @@ export function MyAssets({
 function AssetRow({
   kind,
   asset,
+  images,
+  rules,
   onUpdate,
+  onSaved,
   onDeleted,
 }: {
   kind: AssetKind;
   asset: Asset;
+  images: { url: string; name: string }[];
+  rules: UploadRulesDto | null;
   onUpdate(kind: AssetKind, id: string, platform: BuildPlatform): void;
+  onSaved(name: string): void;
   onDeleted(name: string): void;
 }) {
   const { authedCall } = useSession();
+  const [editing, setEditing] = useState(false);
+  const editRef = useRef<HTMLButtonElement>(null);
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -201,6 +232,16 @@ function AssetRow({
         })}
         <td className="asset-actions">
           <button
+            ref={editRef}
+            type="button"
+            className="button secondary small"
+            aria-label={`Edit details of ${name}`}
+            aria-expanded={editing}
+            onClick={() => setEditing((open) => !open)}
+          >
+            Edit details
+          </button>
+          <button
             type="button"
             className="button secondary small"
             aria-label={`Update ${name}`}
@@ -224,6 +265,27 @@ function AssetRow({
           </button>
         </td>
       </tr>
+      {editing ? (
+        <tr className="confirm-row edit-row">
+          <td colSpan={4}>
+            <DetailsEditor
+              kind={kind}
+              asset={asset}
+              images={images}
+              rules={rules}
+              onSaved={(saved) => {
+                setEditing(false);
+                onSaved(saved || 'Untitled');
+                requestAnimationFrame(() => editRef.current?.focus());
+              }}
+              onCancel={() => {
+                setEditing(false);
+                requestAnimationFrame(() => editRef.current?.focus());
+              }}
+            />
+          </td>
+        </tr>
+      ) : null}
       {confirming ? (
         <tr className="confirm-row">
           <td colSpan={4}>
@@ -268,7 +330,16 @@ function AssetRow({
 }
 
 /** Images, videos and scripts (and builds no avatar or world uses any more), with copy-URL and delete. */
-export function MyFiles({ state, onChanged }: { state: ContentState; onChanged(message: string): void }) {
+export function MyFiles({
+  state,
+  fileOrigin,
+  onChanged,
+}: {
+  state: ContentState;
+  /** Where copied file URLs point (content-api.ts `shareableOrigin`). */
+  fileOrigin: string;
+  onChanged(message: string): void;
+}) {
   const headingId = useId();
   const headingRef = useRef<HTMLHeadingElement>(null);
   const content = state.content;
@@ -298,6 +369,7 @@ export function MyFiles({ state, onChanged }: { state: ContentState; onChanged(m
             <FileRow
               key={file.FileId}
               file={file}
+              url={fileUrl(fileOrigin, file.UserId, file.FileId)}
               usedBy={usedBy.get(file.FileId) ?? []}
               onDeleted={(name) => {
                 onChanged(`Deleted “${name}”.`);
@@ -313,10 +385,13 @@ export function MyFiles({ state, onChanged }: { state: ContentState; onChanged(m
 
 function FileRow({
   file,
+  url,
   usedBy,
   onDeleted,
 }: {
   file: MyUpload;
+  /** Its address, as stored and copied. */
+  url: string;
   usedBy: string[];
   onDeleted(name: string): void;
 }) {
@@ -327,7 +402,6 @@ function FileRow({
   const keepRef = useRef<HTMLButtonElement>(null);
   const deleteRef = useRef<HTMLButtonElement>(null);
   const name = file.OriginalName || file.FileName;
-  const url = fileUrl(file.UserId, file.FileId);
   const isBuild = file.UploadType === UploadType.Avatar || file.UploadType === UploadType.World;
   const kind =
     file.UploadType === UploadType.Media

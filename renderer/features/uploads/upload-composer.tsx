@@ -17,7 +17,7 @@ import {
 import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
 import { focusFirstInvalid, hasErrors } from '../../shared/form.js';
 import { Alert, FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
-import { fileIdOfUrl, fileUrl, isImageName, type MyContent } from './content-api.js';
+import { fileIdOfUrl, fileUrl, imageChoices, isImageName, type MyContent } from './content-api.js';
 import { ACCEPTED_TEXT, isAssetKind, kindOfName, KIND_NAMES } from './job-text.js';
 import {
   buildEffect,
@@ -36,10 +36,23 @@ import {
   type MetaErrors,
   type MetaValues,
 } from './meta-form.js';
-import { ChoiceField, FieldMessage, ImagePreview, SelectField, TextAreaField } from './meta-fields.js';
+import {
+  ChoiceField,
+  FieldMessage,
+  IconList,
+  ImageUrlField,
+  SelectField,
+  TextAreaField,
+} from './meta-fields.js';
 import { formatBytes } from './progress.js';
 import type { ResumeRecord } from './resume-store.js';
-import type { Job, UploadQueue } from './upload-queue.js';
+import { isLive, type Job, type UploadQueue } from './upload-queue.js';
+
+/** An image picked in the same batch as a build: it can become that build's image or thumbnail. */
+interface BatchImage {
+  jobId: number;
+  name: string;
+}
 
 export interface ComposerHandle {
   /** Prepares an overwrite of an avatar's or world's build for `platform`; the person then picks the file. */
@@ -66,12 +79,18 @@ const PLATFORM_CHOICES = [BuildPlatform.Windows, BuildPlatform.Android] as const
 /** Picking or dropping files, the avatar/world details form, and handing finished drafts to the upload list. */
 export function UploadComposer({
   queue,
+  jobs,
   content,
   rules,
+  fileOrigin,
   ref,
 }: {
   queue: UploadQueue;
+  /** The upload list's jobs, to follow the images of this batch. */
+  jobs: readonly Job[];
   content: MyContent | null;
+  /** Where stored file URLs point (content-api.ts `shareableOrigin`). */
+  fileOrigin: string;
   /** The host's published rules; null until known (the host then refuses after sending instead). */
   rules: UploadRulesDto | null;
   ref: Ref<ComposerHandle>;
@@ -93,10 +112,25 @@ export function UploadComposer({
   /** The failed upload this draft reopened; sending the draft takes its place in the list. */
   const [replacing, setReplacing] = useState<number | null>(null);
   const dragDepth = useRef(0);
+  const [batchImages, setBatchImages] = useState<BatchImage[]>([]);
+  /** The batch image chosen as this draft's image: its URL is known once its upload is done. */
+  const [imageJob, setImageJob] = useState<number | null>(null);
 
   const kind = draft?.kind ?? null;
-  const clientErrors = attempted && kind ? metaProblems(kind, values, rules) : {};
-  const errors: MetaErrors = { ...serverErrors, ...clientErrors };
+  const chosen = imageJob === null ? undefined : jobs.find((j) => j.id === imageJob);
+  const chosenUrl =
+    chosen?.state === 'done' && chosen.outcome
+      ? fileUrl(fileOrigin, chosen.outcome.UploadData.UserId, chosen.outcome.UploadData.FileId)
+      : null;
+  // What is sent and checked: the chosen batch image's URL in place of a typed one.
+  const shown: MetaValues = imageJob === null ? values : { ...values, image: chosenUrl ?? '' };
+  const imageWait = kind && imageJob !== null && chosenUrl === null ? batchImageProblem(kind, chosen) : null;
+  const clientErrors = attempted && kind ? metaProblems(kind, shown, rules) : {};
+  const errors: MetaErrors = {
+    ...serverErrors,
+    ...clientErrors,
+    ...(attempted && imageWait ? { image: imageWait } : {}),
+  };
   const existing = findAsset(content, kind, values.targetId);
 
   function bringIntoView(): void {
@@ -137,6 +171,7 @@ export function UploadComposer({
     const rejected: string[] = [];
     const queued: string[] = [];
     const assets: { file: File; kind: AssetKind }[] = [];
+    const images: BatchImage[] = [];
     for (const file of files) {
       const fileKind = kindOfName(file.name);
       if (fileKind === null) {
@@ -159,13 +194,17 @@ export function UploadComposer({
         assets.push({ file, kind: fileKind });
         continue;
       }
-      queue.add({ file, kind: fileKind, meta: null, title: file.name, values: null });
+      const jobId = queue.add({ file, kind: fileKind, meta: null, title: file.name, values: null });
+      if (isImageName(file.name)) images.push({ jobId, name: file.name });
       queued.push(`“${file.name}” is in the upload list.`);
     }
     setPickErrors(rejected);
     setNotice(queued.length > 0 ? queued.join(' ') : null);
     const [first, ...rest] = assets;
     if (first) {
+      // Images that came with a build: the first becomes its image (or thumbnail) unless the person picks another.
+      setBatchImages(images);
+      setImageJob(images[0]?.jobId ?? null);
       startDraft(first.file, first.kind);
       if (rest.length > 0) setWaiting((w) => [...w, ...rest.map((a) => a.file)]);
     }
@@ -200,6 +239,8 @@ export function UploadComposer({
       }
       setDraft({ file: job.file, kind: job.kind });
       setValues(job.values ?? emptyMeta());
+      setImageJob(null);
+      setBatchImages([]);
       setServerErrors(fields);
       setFormMessage(
         rest.length > 0 ? rest.join('; ') : Object.keys(fields).length > 0 ? null : job.error.message,
@@ -220,6 +261,7 @@ export function UploadComposer({
 
   function setField<K extends keyof MetaValues>(key: K, value: MetaValues[K]): void {
     setValues((v) => ({ ...v, [key]: value }));
+    if (key === 'image') setImageJob(null);
     const errorKey = key === 'targetId' ? 'target' : key;
     setServerErrors((old) => without(old, errorKey));
   }
@@ -256,6 +298,8 @@ export function UploadComposer({
     setServerErrors({});
     setFormMessage(null);
     setValues(emptyMeta());
+    setImageJob(null);
+    if (!next) setBatchImages([]);
     if (next) {
       const nextKind = kindOfName(next.name);
       setDraft(nextKind && isAssetKind(nextKind) ? { file: next, kind: nextKind } : null);
@@ -269,7 +313,8 @@ export function UploadComposer({
     if (!draft) return;
     setAttempted(true);
     setFormMessage(null);
-    const problems = metaProblems(draft.kind, values, rules);
+    const problems = metaProblems(draft.kind, shown, rules);
+    if (imageWait) problems.image = imageWait;
     if (hasErrors(problems)) {
       setServerErrors({});
       focusFirstInvalid(event.currentTarget);
@@ -280,7 +325,13 @@ export function UploadComposer({
       ? `${existing.Name || 'Untitled'} · ${platformName(values.platform)} build`
       : `New ${draft.kind} “${name}”`;
     if (replacing !== null) queue.remove(replacing);
-    queue.add({ file: draft.file, kind: draft.kind, meta: metaField(draft.kind, values), title, values });
+    queue.add({
+      file: draft.file,
+      kind: draft.kind,
+      meta: metaField(draft.kind, shown),
+      title,
+      values: shown,
+    });
     setNotice(`“${draft.file.name}” is in the upload list.`);
     setPickErrors([]);
     discard();
@@ -304,9 +355,7 @@ export function UploadComposer({
     handleFiles(Array.from(event.dataTransfer.files));
   }
 
-  const imageUrls = (content?.Uploads ?? [])
-    .filter((u) => isImageName(u.FileName))
-    .map((u) => ({ url: fileUrl(u.UserId, u.FileId), name: u.OriginalName }));
+  const imageUrls = imageChoices(content, fileOrigin);
   const pendingAsset = pending ? findAsset(content, pending.kind, pending.id) : undefined;
 
   return (
@@ -476,12 +525,29 @@ export function UploadComposer({
           </div>
           <ImageUrlField
             label={imageLabel(kind)}
-            value={values.image}
+            value={shown.image}
             onValueChange={(v) => setField('image', v)}
             error={errors.image}
             images={imageUrls}
             domains={rules?.allowedImageDomains ?? null}
+            status={
+              chosen && chosenUrl === null && isLive(chosen)
+                ? `“${chosen.file.name}” is uploading; its address goes here when it is done.`
+                : undefined
+            }
           />
+          {batchImages.length > 0 ? (
+            <BatchImagePicker
+              kind={kind}
+              images={batchImages}
+              jobs={jobs}
+              chosen={imageJob}
+              onChoose={(jobId) => {
+                setImageJob(jobId);
+                setServerErrors((old) => without(old, 'image'));
+              }}
+            />
+          ) : null}
           {kind === 'world' ? (
             <>
               <IconList
@@ -495,6 +561,7 @@ export function UploadComposer({
               />
               <ScriptPicker
                 content={content}
+                fileOrigin={fileOrigin}
                 selected={values.scripts}
                 error={errors.scripts}
                 platform={values.platform}
@@ -502,7 +569,7 @@ export function UploadComposer({
               />
             </>
           ) : null}
-          {existing ? <ChangeSummary kind={kind} existing={existing} values={values} /> : null}
+          {existing ? <ChangeSummary kind={kind} existing={existing} values={shown} /> : null}
           <div className="button-row">
             <SubmitButton pending={false} pendingLabel="">
               {existing ? `Upload ${platformName(values.platform)} build` : `Upload ${kind}`}
@@ -577,142 +644,74 @@ function FileSummary({ draft, error }: { draft: Draft; error: string | undefined
   );
 }
 
-function ImageUrlField({
-  label,
-  value,
-  onValueChange,
-  error,
-  images,
-  domains,
-}: {
-  label: string;
-  value: string;
-  onValueChange(value: string): void;
-  error: string | undefined;
-  images: { url: string; name: string }[];
-  /** The host's allowed image domains; null while unknown. */
-  domains: string[] | null;
-}) {
-  const listId = useId();
-  const sites =
-    domains === null
-      ? 'an allowed image site such as i.imgur.com'
-      : domains.length === 0
-        ? null
-        : `${domains.length === 1 ? 'the allowed image site' : 'an allowed image site:'} ${domains.join(', ')}`;
-  return (
-    <div className="image-field">
-      <TextField
-        label={label}
-        value={value}
-        onValueChange={onValueChange}
-        error={error}
-        type="url"
-        inputMode="url"
-        spellCheck={false}
-        autoComplete="off"
-        placeholder="https://i.imgur.com/…"
-        list={listId}
-        hint={
-          images.length > 0
-            ? `Optional · one of your images on this host (suggested as you type)${sites ? ` or on ${sites}` : ''}.`
-            : `Optional · an image on this host (upload one first)${sites ? ` or on ${sites}` : ''}.`
-        }
-      />
-      <datalist id={listId}>
-        {images.map((image) => (
-          <option key={image.url} value={image.url} label={image.name} />
-        ))}
-      </datalist>
-      <ImagePreview url={value} label={`Preview of the ${label.toLowerCase()}`} />
-    </div>
-  );
+/** Why the chosen batch image's URL is not there yet, as the image field's error. */
+function batchImageProblem(kind: AssetKind, job: Job | undefined): string {
+  const what = kind === 'avatar' ? 'image' : 'thumbnail';
+  if (!job || job.state === 'failed' || job.state === 'cancelled') {
+    return `${job ? `“${job.file.name}”` : 'The chosen image'} did not upload, so it can't be the ${what}. Retry it in the upload list or choose another image.`;
+  }
+  return `“${job.file.name}” is still uploading. Send this when it is done (it is ahead in the upload list).`;
 }
 
-function IconList({
-  icons,
-  errors,
+/** The images dropped with this build, each a button that makes it the build's image or thumbnail. */
+function BatchImagePicker({
+  kind,
   images,
-  onChange,
+  jobs,
+  chosen,
+  onChoose,
 }: {
-  icons: string[];
-  errors: MetaErrors;
-  images: { url: string; name: string }[];
-  /** `touched`: the error key to clear. */
-  onChange(icons: string[], touched: string): void;
+  kind: AssetKind;
+  images: BatchImage[];
+  jobs: readonly Job[];
+  chosen: number | null;
+  onChoose(jobId: number): void;
 }) {
   const id = useId();
-  const full = icons.length >= RULES.icons;
+  const what = kind === 'avatar' ? 'image' : 'thumbnail';
   return (
-    <fieldset className="field icon-list" aria-describedby={`${id}-message`}>
-      <legend>Icons</legend>
-      {icons.map((url, i) => (
-        // Rows are positional: icon 3 is the third URL, as the host names it (worldMeta.IconURLs.2).
-        <div className="icon-row" key={i}>
-          <ImagePreview url={url} label={`Icon ${i + 1}`} size="small" />
-          <TextField
-            label={`Icon ${i + 1} URL`}
-            value={url}
-            onValueChange={(v) =>
-              onChange(
-                icons.map((old, j) => (j === i ? v : old)),
-                `icons.${i}`,
-              )
-            }
-            error={errors[`icons.${i}`]}
-            type="url"
-            inputMode="url"
-            spellCheck={false}
-            autoComplete="off"
-            list={`${id}-images`}
-          />
-          <button
-            type="button"
-            className="button ghost small"
-            aria-label={`Remove icon ${i + 1}`}
-            onClick={() =>
-              onChange(
-                icons.filter((_, j) => j !== i),
-                'icons',
-              )
-            }
-          >
-            Remove
-          </button>
-        </div>
-      ))}
-      <datalist id={`${id}-images`}>
-        {images.map((image) => (
-          <option key={image.url} value={image.url} label={image.name} />
-        ))}
-      </datalist>
-      <div>
-        <button
-          type="button"
-          className="button secondary small"
-          disabled={full}
-          onClick={() => onChange([...icons, ''], 'icons')}
-        >
-          Add an icon
-        </button>
-      </div>
-      <FieldMessage
-        id={`${id}-message`}
-        error={errors.icons}
-        hint={`Optional · ${icons.length} of ${RULES.icons} icons, each an image URL like the thumbnail.`}
-      />
-    </fieldset>
+    <div className="batch-images" role="group" aria-labelledby={id} data-testid="batch-images">
+      <p id={id} className="muted small">
+        Dropped with this build:
+      </p>
+      <ul className="batch-image-list">
+        {images.map((image) => {
+          const job = jobs.find((j) => j.id === image.jobId);
+          const state =
+            job?.state === 'done'
+              ? 'uploaded'
+              : job?.state === 'failed' || job?.state === 'cancelled' || !job
+                ? 'not uploaded'
+                : 'uploading…';
+          return (
+            <li key={image.jobId}>
+              <button
+                type="button"
+                className="button secondary small"
+                aria-pressed={chosen === image.jobId}
+                onClick={() => onChoose(image.jobId)}
+              >
+                Use “{image.name}” as the {what}
+              </button>{' '}
+              <span className="muted small">{state}</span>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
   );
 }
 
 function ScriptPicker({
   content,
+  fileOrigin,
   selected,
   error,
   platform,
   onChange,
 }: {
   content: MyContent | null;
+  fileOrigin: string;
   selected: string[];
   error: string | undefined;
   platform: BuildPlatform;
@@ -743,7 +742,7 @@ function ScriptPicker({
                   onChange={(event) =>
                     onChange(
                       event.target.checked
-                        ? [...selected, fileUrl(script.UserId, script.FileId)]
+                        ? [...selected, fileUrl(fileOrigin, script.UserId, script.FileId)]
                         : selected.filter((url) => fileIdOfUrl(url) !== script.FileId),
                     )
                   }

@@ -40,6 +40,7 @@ export function UploadList({
   queue,
   snapshot,
   content,
+  fileOrigin,
   onFix,
   onAnotherBuild,
 }: {
@@ -47,6 +48,8 @@ export function UploadList({
   snapshot: QueueSnapshot;
   /** To offer "add the other build" only while that build is missing. */
   content: MyContent | null;
+  /** Where copied file URLs point (content-api.ts `shareableOrigin`). */
+  fileOrigin: string;
   onFix(job: Job): void;
   onAnotherBuild(kind: AssetKind, id: string, platform: BuildPlatform): void;
 }) {
@@ -93,6 +96,7 @@ export function UploadList({
             job={job}
             queue={queue}
             content={content}
+            fileOrigin={fileOrigin}
             onFix={onFix}
             onAnotherBuild={onAnotherBuild}
           />
@@ -146,12 +150,14 @@ function JobRow({
   job,
   queue,
   content,
+  fileOrigin,
   onFix,
   onAnotherBuild,
 }: {
   job: Job;
   queue: UploadQueue;
   content: MyContent | null;
+  fileOrigin: string;
   onFix(job: Job): void;
   onAnotherBuild(kind: AssetKind, id: string, platform: BuildPlatform): void;
 }) {
@@ -300,7 +306,7 @@ function JobRow({
         ) : null}
         {job.state === 'done' && job.outcome && !isAssetKind(job.kind) ? (
           <CopyButton
-            text={fileUrl(job.outcome.UploadData.UserId, job.outcome.UploadData.FileId)}
+            text={fileUrl(fileOrigin, job.outcome.UploadData.UserId, job.outcome.UploadData.FileId)}
             label="Copy URL"
             what={`the address of ${name}`}
           />

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { useMyContent, useUploadQueue, useUploadRules } from './hooks.js';
+import { useFileOrigin, useMyContent, useUploadQueue, useUploadRules } from './hooks.js';
 import { MyAssets, MyFiles } from './my-content.js';
 import { UploadComposer, type ComposerHandle } from './upload-composer.js';
 import { hasFieldErrors } from './upload-queue.js';
@@ -17,6 +17,7 @@ export function UploadsPage() {
     .join(',');
   const content = useMyContent(doneKey);
   const rules = useUploadRules();
+  const fileOrigin = useFileOrigin(rules);
 
   // A refusal with field reasons reopens the form next to those fields, unless something else is being filled in.
   useEffect(
@@ -58,11 +59,19 @@ export function UploadsPage() {
       <p className="visually-hidden" role="status">
         {announcement}
       </p>
-      <UploadComposer ref={composer} queue={queue} content={content.content} rules={rules} />
+      <UploadComposer
+        ref={composer}
+        queue={queue}
+        jobs={snapshot.jobs}
+        content={content.content}
+        rules={rules}
+        fileOrigin={fileOrigin}
+      />
       <UploadList
         queue={queue}
         snapshot={snapshot}
         content={content.content}
+        fileOrigin={fileOrigin}
         onFix={(job) => composer.current?.reopen(job, false)}
         onAnotherBuild={(kind, id, platform) => composer.current?.target(kind, id, platform)}
       />
@@ -74,6 +83,8 @@ export function UploadsPage() {
       <MyAssets
         kind="avatar"
         state={content}
+        rules={rules}
+        fileOrigin={fileOrigin}
         onUpdate={(kind, id, platform) => composer.current?.target(kind, id, platform)}
         onChanged={changed}
         onRetry={content.reload}
@@ -81,11 +92,13 @@ export function UploadsPage() {
       <MyAssets
         kind="world"
         state={content}
+        rules={rules}
+        fileOrigin={fileOrigin}
         onUpdate={(kind, id, platform) => composer.current?.target(kind, id, platform)}
         onChanged={changed}
         onRetry={content.reload}
       />
-      <MyFiles state={content} onChanged={changed} />
+      <MyFiles state={content} fileOrigin={fileOrigin} onChanged={changed} />
     </div>
   );
 }

@@ -263,6 +263,7 @@ export async function openHost(
       world: uploads.world,
       invites,
       requestTimeoutMs: config.instances.requestTimeoutMs,
+      onBackgroundError: (error, what) => log.error({ err: error }, `${what} failed; the host goes on`),
       ...(cluster && { cluster: instanceCluster(cluster) }),
     });
     hub.inWorld = instances.isInWorld;

@@ -72,6 +72,8 @@ export function createInstancesService(
     onInstanceOpened?: (worldId: string) => void;
     /** Called when an invite hands `userId` an asset token for `worldId` (server/services/asset-access.ts). */
     onAssetTokenDelivered?: (userId: string, worldId: string, assetToken: string) => void;
+    /** Where work nobody waits for reports its failure (what was being done), so the host goes on serving. */
+    onBackgroundError?: (error: unknown, what: string) => void;
     /** Hosts sharing a database: the other processes' instances. */
     cluster?: InstanceCluster;
   },
@@ -573,7 +575,9 @@ export function createInstancesService(
       if (assetToken) deps.onAssetTokenDelivered?.(target.Id, instance.WorldId, assetToken);
       notifier.send(senderId, 'sentinvite', { targetUserId: target.Id, instanceId });
       // The sender answered the target's request for an invite, if there was one.
-      void deps.invites.markAnswered(senderId, target.Id);
+      deps.invites
+        .markAnswered(senderId, target.Id)
+        .catch((error: unknown) => deps.onBackgroundError?.(error, 'marking an invite request answered'));
     },
 
     /** The user's last socket closed: leave every instance (the real server kept creators in; we do not). */

@@ -384,6 +384,36 @@ describe('instances and game servers', () => {
       await d.next('joinedinstance');
     });
 
+    it('goes on serving when marking the invite request answered fails in the background', async () => {
+      const escaped: unknown[] = [];
+      const onEscape = (error: unknown) => escaped.push(error);
+      process.on('unhandledRejection', onEscape);
+      try {
+        // As a history write that fails (a full disk, PostgreSQL away) would.
+        const invites = host.server.invites as { markAnswered: (a: string, b: string) => Promise<void> };
+        invites.markAnswered = () => Promise.reject(new Error('the history could not be written'));
+        const gs = await gameServer();
+        const a = await user(alice);
+        const instanceId = await openInstance(a, gs);
+        const d = await user(dave);
+        a.sendJson(
+          msg(alice, 'SendInvite', {
+            targetUserId: dave.id,
+            gameServerId: gs.gameServerId,
+            toInstanceId: instanceId,
+          }),
+        );
+        await d.next('gotinvite');
+        await a.next('sentinvite');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(escaped).toEqual([]);
+        // Still serving.
+        expectOk(await host.post('getUser', { userid: alice.id, tokenContent: alice.token }));
+      } finally {
+        process.off('unhandledRejection', onEscape);
+      }
+    });
+
     it('refuses an invite from outside the instance, to a non-friend, or to someone offline', async () => {
       const gs = await gameServer();
       const a = await user(alice);

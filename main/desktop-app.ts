@@ -388,12 +388,13 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
       const reason = state.running
         ? `The window could not load ${state.url ?? 'the host'}: ${errorDescription}`
         : (state.error ?? 'The host was stopped.');
-      void recover(reason)
+      recover(reason)
         .then((ok) => {
           const now = controller.state();
           if (!ok) app.quit();
           else if (now.url) load(now.url, now.settings.dataDir);
         })
+        .catch((error: unknown) => log.error({ err: error }, 'recovering the window failed'))
         .finally(() => {
           recovering = false;
         });
@@ -435,10 +436,10 @@ export async function startDesktopApp(options: DesktopAppOptions = {}): Promise<
   const trayActions: TrayActions = {
     openWindow: () => focusWindow(),
     start: () => {
-      void controller.start();
+      controller.start().catch((error: unknown) => log.error({ err: error }, 'starting the host failed'));
     },
     stop: () => {
-      void controller.stop();
+      controller.stop().catch((error: unknown) => log.error({ err: error }, 'stopping the host failed'));
     },
     copy: (text) => {
       copyToClipboard(text).catch((error: unknown) =>

@@ -3,7 +3,7 @@
 // runs the same server the CLI runs (createServer), with its own event loop, so startup, checkpoints and big JSON
 // parses never stall the window. It imports no electron: a utility process is Node with a message port.
 import pino from 'pino';
-import { createServer, type HostServer } from '../server/host.js';
+import { createServer, keepServingAfterRejections, type HostServer } from '../server/host.js';
 import { attachHostAgent, type HostAgent } from './host-agent.js';
 import type { FromHost, HostQuery, ToHost } from './host-messages.js';
 
@@ -39,6 +39,7 @@ function main(): void {
   const parent = parentChannel();
   // Logs go to stdout as JSON lines; the supervisor appends them to the log file.
   const log = pino({ level: process.env.HYPERNEX_LOG_LEVEL ?? 'info', base: { proc: 'host' } });
+  keepServingAfterRejections(log);
   let server: HostServer | null = null;
   let agent: HostAgent | null = null;
   let desktopUser: { userId: string; tokenContent: string } | null = null;
@@ -82,6 +83,10 @@ function main(): void {
       },
       (error: unknown) => log.error({ err: error, userId: user?.userId }, 'checking the desktop user failed'),
     );
+  };
+
+  const stopLogged = (): void => {
+    stop().catch((error: unknown) => log.error({ err: error }, 'stopping the host failed'));
   };
 
   const answer = async (id: number, query: HostQuery): Promise<void> => {
@@ -129,22 +134,25 @@ function main(): void {
         );
         return;
       case 'stop':
-        void stop();
+        stopLogged();
         return;
       case 'desktop-user':
         desktopUser = message.user;
         watchDesktopUser(desktopUser);
         return;
       case 'query':
-        void answer(message.id, message.query);
+        // answer() reports its own failure to main; anything else is logged.
+        answer(message.id, message.query).catch((error: unknown) =>
+          log.error({ err: error }, 'answering main failed'),
+        );
         return;
     }
   });
 
   // A terminal's Ctrl+C or a service manager stops the host as cleanly as main's `stop`.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, stopLogged);
   // A forked child whose parent died has nobody to serve for: close cleanly rather than linger with the lock.
-  process.on('disconnect', () => void stop());
+  process.on('disconnect', stopLogged);
 }
 
 main();

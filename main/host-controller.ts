@@ -203,9 +203,13 @@ export function createHostController(options: HostControllerOptions): HostContro
     cancelRestart();
     restartTimer = setTimeout(() => {
       restartTimer = null;
-      void serialize(async () => {
+      serialize(async () => {
         if (closed || server) return;
         await doStart(true);
+      }).catch((error: unknown) => {
+        // A start's own failures are in its state already; anything else is shown as the host's error.
+        lastError = error instanceof Error ? error.message : String(error);
+        changed();
       });
     }, delay);
     restartTimer.unref();

@@ -76,7 +76,11 @@ export function createUpdates(options: UpdatesOptions): Updates {
     const why = await blocker();
     if (why) {
       options.log.info({ version, why }, 'update download postponed');
-      later(() => void download(version));
+      later(() => {
+        download(version).catch((error: unknown) =>
+          options.log.warn({ err: error, version }, 'update download failed'),
+        );
+      });
       return;
     }
     await updater?.downloadUpdate();

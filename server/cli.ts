@@ -10,7 +10,7 @@ import {
   parseConfigOverrides,
   type ConfigOverrides,
 } from './config.js';
-import { createServer, openHost, type HostServer } from './host.js';
+import { createServer, keepServingAfterRejections, openHost, type HostServer } from './host.js';
 import { RANK_NAMES, type Rank } from './protocol/enums.js';
 import { AppError } from './errors.js';
 import { BuildsUsageError, buildsCommand } from './cli-builds.js';
@@ -174,6 +174,7 @@ async function serve(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  keepServingAfterRejections(logger);
   const server = await createServer(merged, { logger });
   // One write, so a reader that sees the "listening on" line sees the rest with it; "data folder" comes last.
   process.stdout.write(`listening on ${server.url}\n${hostInfo(server)}`);

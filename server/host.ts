@@ -587,3 +587,14 @@ export function lanUrls(host: string, port: number): string[] {
   }
   return out;
 }
+
+/**
+ * The last net under work nobody awaited: a rejection that still escapes every handler is logged and the host
+ * goes on serving (Node would otherwise end the process). Every known background promise has its own handler; this
+ * one catching something is a bug to fix, so it logs at error level with the reason.
+ */
+export function keepServingAfterRejections(log: { error(object: object, message: string): void }): void {
+  process.on('unhandledRejection', (reason) => {
+    log.error({ err: reason }, 'a failure escaped every handler (a bug); the host goes on serving');
+  });
+}

@@ -193,7 +193,8 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
     const url = req.url;
     // "//api/v1/x" (a client's base address with a trailing slash) is "/api/v1/x".
     if (url !== undefined && url.startsWith('//')) req.url = url.replace(/^\/+/, '/');
-    void koa(req, res);
+    // Koa answers its own errors (the envelope funnel); one escaping it still ends only this response.
+    koa(req, res).catch(() => res.destroy());
   };
   const clientError = clientErrors.listener;
   const refuseUpgrade = (socket: Duplex): void =>

@@ -158,7 +158,10 @@ export class AppendLog<T, K> {
     batch.bytes.push(bytes);
     if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(() => void this.#flush());
+      // #flush settles each batch's promise, failure included: nothing else waits for it.
+      setImmediate(() => {
+        this.#flush().catch(() => undefined);
+      });
     }
     return batch.promise;
   }
@@ -285,7 +288,9 @@ export class AppendLog<T, K> {
         this.#compacting = null;
         if (this.#pending.lines.length > 0 && !this.#scheduled) {
           this.#scheduled = true;
-          setImmediate(() => void this.#flush());
+          setImmediate(() => {
+            this.#flush().catch(() => undefined);
+          });
         }
       }
       covered.resolve();

@@ -178,7 +178,8 @@ export class WriteAheadLog {
       });
       batch = { lines: [], onDurable: [], onFailed: [], promise, resolve, reject };
       this.#pending = batch;
-      void this.#run(() => this.#write());
+      // The batch's own promise carries a failure to every commit in it.
+      this.#run(() => this.#write()).catch(() => undefined);
     }
     batch.lines.push(frameLine(json));
     batch.onDurable.push(onDurable);

@@ -540,7 +540,9 @@ describe('getCDNs from elsewhere', () => {
     .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal)?.address;
   it('never names 127.0.0.1 to a client on the LAN', async () => {
     if (lan === undefined) {
-      throw new Error('This test needs a network interface with a non-loopback IPv4 address (a LAN address).');
+      throw new Error(
+        'This test needs a network interface with a non-loopback IPv4 address (a LAN address).',
+      );
     }
     host = await startHost({ host: '0.0.0.0' });
     const port = host.server.port;

@@ -42,6 +42,22 @@ redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[3]) + 1))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
+/**
+ * Counts an attempt before it is checked, atomically: drops failures past the window; when `maxFailures` are left,
+ * answers the time of the one whose leaving the window allows the next attempt (refused); else records this one
+ * (member made unique by ARGV[4]) and answers -1 (allowed). ARGV: now, windowMs, maxFailures (at least 1), unique.
+ */
+const THROTTLE_ATTEMPT = `
+local now = tonumber(ARGV[1])
+local max = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) >= max then
+  return redis.call('ZRANGE', KEYS[1], -max, -max, 'WITHSCORES')[2]
+end
+redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return -1`;
+
 /** The scripts as ioredis commands (defineCommand: EVALSHA, loading the script once when Redis lacks it). */
 interface LimitCommands {
   hypernexCooldownStart(key: string, token: string, ms: number): Promise<number>;
@@ -59,6 +75,13 @@ interface LimitCommands {
     maxFailures: number,
     unique: string,
   ): Promise<number>;
+  hypernexThrottleAttempt(
+    key: string,
+    now: number,
+    windowMs: number,
+    maxFailures: number,
+    unique: string,
+  ): Promise<number | string>;
 }
 
 function withCommands(redis: Redis): Redis & LimitCommands {
@@ -66,6 +89,7 @@ function withCommands(redis: Redis): Redis & LimitCommands {
   redis.defineCommand('hypernexCooldownCancel', { numberOfKeys: 1, lua: COOLDOWN_CANCEL });
   redis.defineCommand('hypernexThrottleCheck', { numberOfKeys: 1, lua: THROTTLE_CHECK });
   redis.defineCommand('hypernexThrottleFail', { numberOfKeys: 1, lua: THROTTLE_FAIL });
+  redis.defineCommand('hypernexThrottleAttempt', { numberOfKeys: 1, lua: THROTTLE_ATTEMPT });
   return redis as Redis & LimitCommands;
 }
 
@@ -121,6 +145,16 @@ export function redisLimits(
     const inRedis = shared.throttle(name, opts);
     const inMemory = memory.throttle(name, opts);
     return {
+      attempt: (key) =>
+        route(
+          async () => {
+            const counted = await inRedis.attempt(key);
+            if (!counted.allowed) return counted;
+            // Giving an attempt back that cannot reach Redis leaves it counted until its window passes.
+            return { allowed: true, succeeded: () => route(counted.succeeded, () => inMemory.succeed(key)) };
+          },
+          () => inMemory.attempt(key),
+        ),
       retryAfter: (key) =>
         route(
           () => inRedis.retryAfter(key),
@@ -221,6 +255,24 @@ function redisOnly(redis: Redis, prefix: string, clock: Clock): SharedLimits {
     // As the memory throttle: allowing no failure at all refuses every attempt for a window.
     const never = maxFailures < 1;
     return {
+      async attempt(key) {
+        if (never) return { allowed: false, retryAfter: Math.max(1, Math.ceil(windowMs / 1000)) };
+        const now = clock.now();
+        const unique = randomBytes(8).toString('hex');
+        const oldest = await commands.hypernexThrottleAttempt(keyOf(key), now, windowMs, maxFailures, unique);
+        if (Number(oldest) === -1) {
+          return {
+            allowed: true,
+            succeeded: async () => {
+              await redis.del(keyOf(key));
+            },
+          };
+        }
+        return {
+          allowed: false,
+          retryAfter: Math.max(1, Math.ceil((Number(oldest) + windowMs - now) / 1000)),
+        };
+      },
       async retryAfter(key) {
         if (never) return Math.max(1, Math.ceil(windowMs / 1000));
         const now = clock.now();

@@ -108,6 +108,29 @@ export function createAccountsService(
     maxFailures: config.limits.loginFailures,
     windowSeconds: config.limits.loginFailureWindowSeconds,
   });
+  const accountThrottle = deps.limits.throttle('login-account', {
+    maxFailures: config.limits.loginFailures * 10,
+    windowSeconds: config.limits.loginFailureWindowSeconds,
+  });
+
+  /**
+   * A sign-in attempt counted for the username from this address and, at a tenth of the pace, for the username
+   * from anywhere (guesses from one address never lock the owner out elsewhere; many addresses are slowed too).
+   * Throws RATE_LIMITED when either is spent; else the way to give the attempt back once it succeeded.
+   */
+  async function loginAttempt(name: string, remote: string): Promise<{ succeeded(): Promise<void> }> {
+    const pair = await throttle.attempt(`${remote}|${name}`);
+    if (!pair.allowed) throw loginLimited(pair.retryAfter);
+    const account = await accountThrottle.attempt(`account|${name}`);
+    // The pair's attempt stays counted: refused here or not, it was one more try.
+    if (!account.allowed) throw loginLimited(account.retryAfter);
+    return {
+      succeeded: async () => {
+        await pair.succeeded();
+        await account.succeeded();
+      },
+    };
+  }
 
   function newToken(app: string, signIn: StoredToken['signIn']): { dto: TokenDto; stored: StoredToken } {
     const now = unixSeconds(clock);
@@ -294,36 +317,29 @@ export function createAccountsService(
     },
 
     async login(input, remote = 'local') {
-      const throttleKey = `${remote}|${input.username.toLowerCase()}`;
-      const wait = await throttle.retryAfter(throttleKey);
-      if (wait > 0) {
-        throw new AppError(
-          ErrorCode.RATE_LIMITED,
-          `Too many wrong passwords. Try again in ${wait} seconds.`,
-          undefined,
-          { LoginResult: LoginResult.Incorrect, retryAfter: wait },
-        );
-      }
+      // Counted before the password is checked: attempts sent at once all count (a wrong one stays counted).
+      const counted = await loginAttempt(input.username.toLowerCase(), remote);
       const user = await users.byUsername(input.username);
       if (!user) {
         await passwords.verifyDummy(input.password);
-        await throttle.fail(throttleKey);
         throw incorrect();
       }
-      if (!(await passwords.verify(user.HashedPassword, input.password))) {
-        await throttle.fail(throttleKey);
-        throw incorrect();
-      }
-      await throttle.succeed(throttleKey);
+      if (!(await passwords.verify(user.HashedPassword, input.password))) throw incorrect();
       const now = unixSeconds(clock);
       if (user.BanStatus.isBanned && user.BanStatus.BanEnd > now) {
+        await counted.succeeded();
         return { kind: 'banned', banStatus: { ...user.BanStatus } };
       }
       const twoFactor = user.is2FAVerified && user.TwoFA !== null;
       if (twoFactor) {
-        if (!input.twofacode) return { kind: 'missing2fa' };
+        // The password was right: asking for the code costs nothing; a wrong code stays counted.
+        if (!input.twofacode) {
+          await counted.succeeded();
+          return { kind: 'missing2fa' };
+        }
         if (!checkTotp(user.TwoFA!.base32, input.twofacode, clock.now())) return { kind: 'incorrect2fa' };
       }
+      await counted.succeeded();
       const token = newToken(normaliseApp(input.app), twoFactor ? 'password+2fa' : 'password');
       return store.tx(async (t): Promise<LoginOutcome> => {
         const current = await UsersRepo.in(t).get(user.Id);
@@ -491,14 +507,7 @@ export function createAccountsService(
       if (!proof.currentPassword && proof.tokenContent && isRecentSignIn(user, proof.tokenContent)) return;
       const key = `confirm|${user.Id}`;
       const wait = await throttle.retryAfter(key);
-      if (wait > 0) {
-        throw new AppError(
-          ErrorCode.RATE_LIMITED,
-          `Failed to ${what}! Too many wrong passwords. Try again in ${wait} seconds.`,
-          undefined,
-          { retryAfter: wait },
-        );
-      }
+      if (wait > 0) throw confirmLimited(what, wait);
       const twoFactor = user.is2FAVerified && user.TwoFA !== null;
       const missing: Record<string, string> = {};
       if (!proof.currentPassword) missing.currentPassword = 'Enter your current password';
@@ -515,8 +524,10 @@ export function createAccountsService(
           missing,
         );
       }
+      // Counted before the password is checked, so confirmations sent at once all count.
+      const counted = await throttle.attempt(key);
+      if (!counted.allowed) throw confirmLimited(what, counted.retryAfter);
       if (!(await passwords.verify(user.HashedPassword, proof.currentPassword!))) {
-        await throttle.fail(key);
         throw new AppError(
           ErrorCode.INCORRECT_CREDENTIALS,
           `Failed to ${what}! The current password is wrong.`,
@@ -526,12 +537,11 @@ export function createAccountsService(
         );
       }
       if (twoFactor && !checkTotp(user.TwoFA!.base32, proof.twofacode!, clock.now())) {
-        await throttle.fail(key);
         throw new AppError(ErrorCode.INVALID_2FA_CODE, `Failed to ${what}! That 2FA code is not right.`, {
           twofacode: 'Does not match the current code',
         });
       }
-      await throttle.succeed(key);
+      await counted.succeeded();
     },
 
     async remove2fa(user) {
@@ -576,6 +586,27 @@ export function createAccountsService(
   function checkTotp(base32: string, code: string, nowMs: number): boolean {
     return totpFor(base32, '').validate({ token: code.trim(), timestamp: nowMs, window: 1 }) !== null;
   }
+}
+
+function loginLimited(wait: number): AppError {
+  return new AppError(
+    ErrorCode.RATE_LIMITED,
+    `Too many wrong passwords. Try again in ${wait} seconds.`,
+    undefined,
+    {
+      LoginResult: LoginResult.Incorrect,
+      retryAfter: wait,
+    },
+  );
+}
+
+function confirmLimited(what: string, wait: number): AppError {
+  return new AppError(
+    ErrorCode.RATE_LIMITED,
+    `Failed to ${what}! Too many wrong passwords. Try again in ${wait} seconds.`,
+    undefined,
+    { retryAfter: wait },
+  );
 }
 
 function incorrect(): AppError {

@@ -19,8 +19,17 @@ export interface Cooldowns {
   ): Promise<{ started: true; cancel(): Promise<void> } | { started: false; retryAfterMs: number }>;
 }
 
+/** An attempt counted before it is checked: refused, or allowed with the way to give it back when it succeeds. */
+export type Attempt = { allowed: true; succeeded(): Promise<void> } | { allowed: false; retryAfter: number };
+
 /** Counts failures per key in a sliding window (wrong passwords per address and username). */
 export interface FailureThrottle {
+  /**
+   * Counts an attempt for `key` before it is checked, so attempts racing each other all count: refused (with the
+   * seconds to wait) when the window already holds `maxFailures`; allowed otherwise. `succeeded()` gives it back and
+   * clears the key (a right password). An allowed attempt never given back stays counted as a failure.
+   */
+  attempt(key: string): Promise<Attempt>;
   /** Seconds to wait before another attempt is allowed; 0 when allowed now. */
   retryAfter(key: string): Promise<number>;
   fail(key: string): Promise<void>;
@@ -73,6 +82,14 @@ export function memoryLimits(clock: Clock): SharedLimits {
       if (!throttle) {
         const inMemory = createLoginThrottle(opts, clock);
         throttle = {
+          attempt: (key) => {
+            const counted = inMemory.attempt(key);
+            return Promise.resolve(
+              counted.allowed
+                ? { allowed: true, succeeded: () => Promise.resolve(inMemory.succeed(key)) }
+                : counted,
+            );
+          },
           retryAfter: (key) => Promise.resolve(inMemory.retryAfter(key)),
           fail: (key) => Promise.resolve(inMemory.fail(key)),
           succeed: (key) => Promise.resolve(inMemory.succeed(key)),

@@ -70,6 +70,22 @@ describe('redisLimits', () => {
     expect((await b.cooldowns.start('user_a|user_c', 30_000)).started).toBe(true);
   });
 
+  it('counts attempts sent at once on two hosts before they are checked: exactly the limit is let through', async () => {
+    const { a, b } = await twoHosts();
+    const opts = { maxFailures: 3, windowSeconds: 600 };
+    const [ta, tb] = [a.throttle('race', opts), b.throttle('race', opts)];
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? ta : tb).attempt('1.2.3.4|alice')),
+    );
+    expect(answers.filter((answer) => answer.allowed)).toHaveLength(3);
+    const refused = answers.find((answer) => !answer.allowed);
+    expect(refused && !refused.allowed && refused.retryAfter).toBeGreaterThan(0);
+    // A success gives the key back: the next attempt is allowed again.
+    const allowed = answers.find((answer) => answer.allowed);
+    if (allowed?.allowed) await allowed.succeeded();
+    expect((await tb.attempt('1.2.3.4|alice')).allowed).toBe(true);
+  });
+
   it('lets cancel end only its own cooldown, not one another host started after it', async () => {
     const { a, b } = await twoHosts();
     const mine = await a.cooldowns.start('k', 60_000);

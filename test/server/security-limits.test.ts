@@ -116,11 +116,17 @@ describe('security limits', () => {
         })),
       ]);
       attack.abort();
-      expect(outcome).toMatchObject({
-        success: false,
-        result: { error: { code: 'INVALID_PARAMETERS', fields: { userid: expect.any(String) } } },
-      });
-      expect((outcome as Answer).message).toMatch(/before the file/);
+      // The host answers and hangs up while the client is still sending: TCP may then reset the connection before
+      // the client reads the answer (a reset discards it). Either way the host refused before the body ended.
+      if ((outcome as { error?: string }).error === 'ECONNRESET') {
+        expect(await tmpBytes(h.dir)).toBeLessThanOrEqual(64 * KIB);
+      } else {
+        expect(outcome).toMatchObject({
+          success: false,
+          result: { error: { code: 'INVALID_PARAMETERS', fields: { userid: expect.any(String) } } },
+        });
+        expect((outcome as Answer).message).toMatch(/before the file/);
+      }
       await until('tmp/ to be empty', async () => (await blobTree(h.dir)).length === 0);
 
       // Other orders still work: a small file before the credentials, a large one after them (as real clients).

@@ -225,12 +225,8 @@ export async function openHost(
     const gameServerTokens = createGameServerTokens(deps);
     const popularity = createPopularityService({
       ...deps,
-      isPublic: async (kind, id) => {
-        const asset = await (kind === 'avatar' ? uploads.avatar(id) : uploads.world(id));
-        return asset !== undefined && uploads.isPublic(asset);
-      },
-      tagsOf: async (kind, id) =>
-        (await (kind === 'avatar' ? uploads.avatar(id) : uploads.world(id)))?.Tags ?? [],
+      publicAssets: async (kind, ids) =>
+        (await (kind === 'avatar' ? uploads.avatars(ids) : uploads.worlds(ids))).filter(uploads.isPublic),
     });
     await popularity.init();
     const search = createSearchService({

@@ -60,9 +60,11 @@ function emptyRecord(id: string, kind: 'avatar' | 'world'): Record_ {
  */
 export function createPopularityService(
   deps: Pick<ServiceDeps, 'store' | 'clock'> & {
-    isPublic: (kind: 'avatar' | 'world', id: string) => Promise<boolean>;
-    /** An asset's tags (none when it is gone), for the tag-filtered ranking. */
-    tagsOf?: (kind: 'avatar' | 'world', id: string) => Promise<readonly string[]>;
+    /** The public ones of these assets (gone and private ones left out), with their tags: one read per ranking. */
+    publicAssets: (
+      kind: 'avatar' | 'world',
+      ids: readonly string[],
+    ) => Promise<ReadonlyArray<{ Id: string; Tags: readonly string[] }>>;
   },
 ) {
   const { store, clock } = deps;
@@ -72,7 +74,15 @@ export function createPopularityService(
   /** What this host counted since its last save, per asset. */
   const unsaved = new Map<string, Record_>();
   const forgotten = new Set<string>();
-  const rankings = new Map<string, { at: number; list: PopularityDto[]; pages: Map<string, string> }>();
+  const rankings = new Map<
+    string,
+    {
+      at: number;
+      list: PopularityDto[];
+      tags: ReadonlyMap<string, readonly string[]>;
+      pages: Map<string, string>;
+    }
+  >();
 
   function view(record: Record_, now: number): PopularityDto {
     return {
@@ -100,14 +110,23 @@ export function createPopularityService(
     return next;
   }
 
+  /** The used public assets of a kind for a window, most used first, with their tags. */
   async function ranking(kind: 'avatar' | 'world', window: (typeof POPULARITY_WINDOWS)[number], now: number) {
-    const list: PopularityDto[] = [];
+    const used: PopularityDto[] = [];
     for (const record of records.values()) {
       if (record.kind !== kind) continue;
       const shown = view(record, now);
-      if (shown[window].Usages > 0 && (await deps.isPublic(kind, record.id))) list.push(shown);
+      if (shown[window].Usages > 0) used.push(shown);
     }
-    return list.sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
+    const assets = await deps.publicAssets(
+      kind,
+      used.map((shown) => shown.Id),
+    );
+    const tags = new Map(assets.map((asset) => [asset.Id, asset.Tags]));
+    const list = used
+      .filter((shown) => tags.has(shown.Id))
+      .sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
+    return { list, tags };
   }
 
   return {
@@ -135,7 +154,7 @@ export function createPopularityService(
       const nowMs = clock.now();
       let cached = rankings.get(key);
       if (!cached || nowMs - cached.at >= 1000) {
-        cached = { at: nowMs, list: await ranking(kind, window, Math.floor(nowMs / 1000)), pages: new Map() };
+        cached = { at: nowMs, ...(await ranking(kind, window, Math.floor(nowMs / 1000))), pages: new Map() };
         rankings.set(key, cached);
       }
       return { ranking: cached, page: cached.list.slice(itemsPerPage * page, itemsPerPage * (page + 1)) };
@@ -174,7 +193,7 @@ export function createPopularityService(
       const out: PopularityDto[] = [];
       let skip = itemsPerPage * page;
       for (const entry of ranked.list) {
-        const own = (await deps.tagsOf?.(kind, entry.Id)) ?? [];
+        const own = ranked.tags.get(entry.Id) ?? [];
         if (!own.some((tag) => wanted.has(tag.toLowerCase()))) continue;
         if (skip > 0) {
           skip--;

@@ -2,6 +2,7 @@ import { Publicity } from '../protocol/enums.js';
 import type { AvatarMetaDto, WorldMetaDto } from '../protocol/uploads.js';
 import type { AccountsService } from './accounts.js';
 import type { ServiceDeps } from './context.js';
+import { USERS } from '../store/users.js';
 import type { UploadsService } from './uploads.js';
 
 interface Entry {
@@ -72,7 +73,7 @@ class NameList<T extends { name: string }> {
  * Lists are rebuilt only when content changed; a name query scans them natively and stops at a full page.
  */
 export function createSearchService(
-  deps: Pick<ServiceDeps, 'users' | 'events'> & {
+  deps: Pick<ServiceDeps, 'users' | 'events' | 'store'> & {
     uploads: UploadsService;
     accounts: AccountsService;
     hideBannedUsersContent: boolean;
@@ -84,8 +85,16 @@ export function createSearchService(
   let worlds = new NameList<Entry>([]);
   let avatarTags = new Map<string, Entry[]>();
   let worldTags = new Map<string, Entry[]>();
-  let userVersion = -1;
-  let userEntries = new NameList<{ id: string; name: string }>([]);
+  let userEntries: NameList<{ id: string; name: string }> | null = null;
+  let listedUsers = new Set<string>();
+  let newUsers = 0;
+  // Usernames never change: the name list is stale only once a user it does not hold appears (any host's sign-up),
+  // or when changes may have been missed. No count of every user per search.
+  deps.store.watch(USERS, (userId) => {
+    if (userId !== null && listedUsers.has(userId)) return;
+    userEntries = null;
+    newUsers++;
+  });
   /** Owners banned right now, refreshed at most once a second (a ban changes no content version). */
   let banned = { at: -Infinity, ids: new Set<string>() };
   // A ban (or warning) shows at once, not within the second.
@@ -160,15 +169,17 @@ export function createSearchService(
 
   return {
     async users(text: string, itemsPerPage: number, pageNumber: number): Promise<string[]> {
-      const count = await users.count();
-      if (userVersion !== count) {
-        userVersion = count;
+      let list = userEntries;
+      if (!list) {
+        const seen = newUsers;
         const entries: Array<{ id: string; name: string }> = [];
         for await (const u of users.scan()) entries.push({ id: u.Id, name: u.Username.toLowerCase() });
-        userEntries = new NameList(entries.sort(byName));
+        list = new NameList(entries.sort(byName));
+        listedUsers = new Set(entries.map((entry) => entry.id));
+        // One that signed up while the list was read makes the next search read it again.
+        if (newUsers === seen) userEntries = list;
       }
       const needle = text.toLowerCase();
-      const list = userEntries;
       const each = (visit: (user: { id: string; name: string }) => boolean): void => list.scan(needle, visit);
       return pageOf(each, () => true, itemsPerPage, pageNumber).map((u) => u.id);
     },

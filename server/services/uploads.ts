@@ -311,6 +311,22 @@ function isString(value: string | null): value is string {
   return value !== null;
 }
 
+/** What an avatar's meta sets besides its builds (an upload, or update/avatar without a file). */
+function avatarDetails(
+  meta: Pick<AvatarMetaInput, 'Publicity' | 'Name' | 'Description' | 'Tags' | 'ImageURL'>,
+) {
+  const { Publicity, Name, Description, ImageURL } = meta;
+  return { Publicity, Name, Description, Tags: [...meta.Tags], ImageURL };
+}
+
+/** What a world's meta sets besides its builds. */
+function worldDetails(
+  meta: Pick<WorldMetaInput, 'Publicity' | 'Name' | 'Description' | 'Tags' | 'ThumbnailURL' | 'IconURLs'>,
+) {
+  const { Publicity, Name, Description, ThumbnailURL } = meta;
+  return { Publicity, Name, Description, Tags: [...meta.Tags], ThumbnailURL, IconURLs: [...meta.IconURLs] };
+}
+
 /** Uploads, avatars and worlds (SPEC section 3): files on disk under files/, records in the store. */
 export function createUploadsService(
   deps: Pick<ServiceDeps, 'config' | 'store' | 'users' | 'clock' | 'ids'> & {
@@ -408,6 +424,24 @@ export function createUploadsService(
       }
     }
     if (Object.keys(fields).length > 0) throw invalidMeta('World', '', fields);
+  }
+
+  /**
+   * Of the script file ids `candidates` (nulls: not a script of this host), those no other world of `world`'s
+   * owner uses: they go with it.
+   */
+  async function scriptsOnlyIn(
+    worldRepo: Pick<TxRepo<WorldMetaDto>, 'list'>,
+    world: WorldMetaDto,
+    candidates: ReadonlyArray<string | null>,
+  ): Promise<string[]> {
+    const only: string[] = [];
+    for (const fid of new Set(candidates)) {
+      if (fid === null) continue;
+      const users = await ownWorldsUsing(fid, world.OwnerId, worldRepo);
+      if (users.every((w) => w === world.Id)) only.push(fid);
+    }
+    return only;
   }
 
   /** The file records of these ids that exist, as the transaction sees them. */
@@ -623,11 +657,7 @@ export function createUploadsService(
         );
         avatar = {
           ...existing,
-          Publicity: meta.Publicity,
-          Name: meta.Name,
-          Description: meta.Description,
-          Tags: [...meta.Tags],
-          ImageURL: meta.ImageURL,
+          ...avatarDetails(meta),
           Builds: [
             ...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform),
             { FileId: record.FileId, BuildPlatform: meta.BuildPlatform },
@@ -638,11 +668,7 @@ export function createUploadsService(
         avatar = {
           Id: ids.id('avatar'),
           OwnerId: user.Id,
-          Publicity: meta.Publicity,
-          Name: meta.Name,
-          Description: meta.Description,
-          Tags: [...meta.Tags],
-          ImageURL: meta.ImageURL,
+          ...avatarDetails(meta),
           Builds: [{ FileId: record.FileId, BuildPlatform: meta.BuildPlatform }],
           DateCreated: now,
           DateUpdated: now,
@@ -699,12 +725,7 @@ export function createUploadsService(
         replaced = (await filesIn(fileRepo, doomedIds)).filter((f) => f.UserId === existing.OwnerId);
         world = {
           ...existing,
-          Publicity: meta.Publicity,
-          Name: meta.Name,
-          Description: meta.Description,
-          Tags: [...meta.Tags],
-          ThumbnailURL: meta.ThumbnailURL,
-          IconURLs: [...meta.IconURLs],
+          ...worldDetails(meta),
           Builds: [...existing.Builds.filter((b) => b.BuildPlatform !== meta.BuildPlatform), build],
           DateUpdated: now,
         };
@@ -712,12 +733,7 @@ export function createUploadsService(
         world = {
           Id: ids.id('world'),
           OwnerId: user.Id,
-          Publicity: meta.Publicity,
-          Name: meta.Name,
-          Description: meta.Description,
-          Tags: [...meta.Tags],
-          ThumbnailURL: meta.ThumbnailURL,
-          IconURLs: [...meta.IconURLs],
+          ...worldDetails(meta),
           Builds: [build],
           DateCreated: now,
           DateUpdated: now,
@@ -916,11 +932,7 @@ export function createUploadsService(
         const existing = await ownedIn<AvatarMetaDto>(t, 'avatar', id, user);
         t.repo<AvatarMetaDto>(AVATARS).put(id, {
           ...existing,
-          Publicity: meta.Publicity,
-          Name: meta.Name,
-          Description: meta.Description,
-          Tags: [...meta.Tags],
-          ImageURL: meta.ImageURL,
+          ...avatarDetails(meta),
           DateUpdated: unixSeconds(clock),
         });
       });
@@ -955,21 +967,15 @@ export function createUploadsService(
           b === target ? { ...b, ServerScripts: [...meta.ServerScripts] } : b,
         );
         const kept = new Set(builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)));
-        const dropped: string[] = [];
-        for (const fid of (target?.ServerScripts ?? []).map(fileIdOfUrl)) {
-          if (fid === null || kept.has(fid) || dropped.includes(fid)) continue;
-          const users = await ownWorldsUsing(fid, existing.OwnerId, worldRepo);
-          if (users.every((w) => w === id)) dropped.push(fid);
-        }
+        const dropped = await scriptsOnlyIn(
+          worldRepo,
+          existing,
+          (target?.ServerScripts ?? []).map(fileIdOfUrl).filter((fid) => fid === null || !kept.has(fid)),
+        );
         const scripts = (await filesIn(fileRepo, dropped)).filter((f) => f.UserId === existing.OwnerId);
         worldRepo.put(id, {
           ...existing,
-          Publicity: meta.Publicity,
-          Name: meta.Name,
-          Description: meta.Description,
-          Tags: [...meta.Tags],
-          ThumbnailURL: meta.ThumbnailURL,
-          IconURLs: [...meta.IconURLs],
+          ...worldDetails(meta),
           Builds: builds,
           DateUpdated: unixSeconds(clock),
         });
@@ -1006,15 +1012,14 @@ export function createUploadsService(
     const fileRepo = t.repo<StoredFile>(FILES);
     const asset = await assets.get(id);
     if (!asset) return null;
-    const scriptIds: string[] = [];
-    if (kind === 'world') {
-      const worldRepo = t.repo<WorldMetaDto>(WORLDS);
-      for (const fid of (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl))) {
-        if (fid === null || scriptIds.includes(fid)) continue;
-        const users = await ownWorldsUsing(fid, asset.OwnerId, worldRepo);
-        if (users.every((w) => w === id)) scriptIds.push(fid);
-      }
-    }
+    const scriptIds =
+      kind === 'world'
+        ? await scriptsOnlyIn(
+            t.repo<WorldMetaDto>(WORLDS),
+            asset as WorldMetaDto,
+            (asset as WorldMetaDto).Builds.flatMap((b) => b.ServerScripts.map(fileIdOfUrl)),
+          )
+        : [];
     const doomed = (await filesIn(fileRepo, [...asset.Builds.map((b) => b.FileId), ...scriptIds])).filter(
       (f) => f.UserId === asset.OwnerId,
     );

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { StorageUnavailableError, StorageWriteError } from '../errors.js';
 import { classifyPgError, isConnectionError, storageError } from './pg-errors.js';
 import { PgListener } from './pg-listener.js';
+import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
 import { PgLog } from './pg-log.js';
 import { PgRecordCache } from './pg-record-cache.js';
 import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
@@ -60,8 +61,6 @@ export class PostgresUnreachableError extends Error {
     this.name = 'PostgresUnreachableError';
   }
 }
-
-type Watcher = (id: string | null, remote: boolean) => void;
 
 interface IndexDef<T> {
   kind: 'unique' | 'list';
@@ -280,7 +279,9 @@ class PgTransaction implements Tx {
 export class PgStore implements HostStore {
   readonly #collections = new Map<string, PgCollection<unknown>>();
   readonly #logs = new Map<string, PgLog<{ seq: number }, unknown>>();
-  readonly #watchers = new Map<string, Watcher[]>();
+  readonly #watchers = new ChangeWatchers((error, collection) =>
+    this.logger.error({ err: error, collection }, 'a change listener failed'),
+  );
   readonly #indexesReady = new Map<string, Promise<void>>();
   readonly #cache = new PgRecordCache();
   readonly #origin = randomBytes(12).toString('hex');
@@ -317,10 +318,8 @@ export class PgStore implements HostStore {
     return existing as unknown as PgLog<E, K>;
   }
 
-  watch(collection: string, listener: Watcher): void {
-    const list = this.#watchers.get(collection) ?? [];
-    list.push(listener);
-    this.#watchers.set(collection, list);
+  watch(collection: string, listener: ChangeListener): void {
+    this.#watchers.add(collection, listener);
   }
 
   /** Nothing to write behind: every commit is in PostgreSQL once acknowledged. */
@@ -566,13 +565,7 @@ export class PgStore implements HostStore {
   }
 
   #tell(collection: string, id: string | null, remote: boolean): void {
-    for (const listener of this.#watchers.get(collection) ?? []) {
-      try {
-        listener(id, remote);
-      } catch (error) {
-        this.logger.error({ err: error, collection }, 'a change listener failed');
-      }
-    }
+    this.#watchers.tell(collection, id, remote);
   }
 
   /** Another host's commit (or, `all`, possibly several missed ones). */

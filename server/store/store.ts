@@ -15,6 +15,7 @@ import { StoreLog } from './store-log.js';
 import { WriteAheadLog, type LogFileSystem } from './wal.js';
 import { freeze } from 'immer';
 import { txRepo } from './tx-repo.js';
+import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
 import { idsWith, ListIndex } from './list-index.js';
 import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
 
@@ -515,7 +516,9 @@ export class Store implements DataStore {
   #closed = false;
   readonly #inFlight = new Set<Promise<unknown>>();
   #wal: WriteAheadLog | null = null;
-  readonly #watchers = new Map<string, Array<(id: string | null, remote: boolean) => void>>();
+  readonly #watchers = new ChangeWatchers((error, collection) =>
+    this.logger.error({ err: error, collection }, 'a change listener failed'),
+  );
   /** Durable in the log, not yet in record files; one entry per record, the newest. */
   #durable = new Map<string, Durable>();
   /** Log segments whose lines are all durable elsewhere once the running checkpoint ends. */
@@ -550,18 +553,8 @@ export class Store implements DataStore {
     return existing as unknown as StoreLog<E, K>;
   }
 
-  watch(collection: string, listener: (id: string | null, remote: boolean) => void): void {
-    this.#watchers.set(collection, [...(this.#watchers.get(collection) ?? []), listener]);
-  }
-
-  #tell(collection: string, id: string): void {
-    for (const listener of this.#watchers.get(collection) ?? []) {
-      try {
-        listener(id, false);
-      } catch (error) {
-        this.logger.error({ err: error, collection }, 'a change listener failed');
-      }
-    }
+  watch(collection: string, listener: ChangeListener): void {
+    this.#watchers.add(collection, listener);
   }
 
   /**
@@ -665,7 +658,7 @@ export class Store implements DataStore {
         });
       }
       t.appends.forEach((append, at) => append.log.accept(append.entry, entryJson[at]));
-      for (const { write } of versions) this.#tell(write.collection.name, write.id);
+      for (const { write } of versions) this.#watchers.tell(write.collection.name, write.id, false);
       settle.resolve();
       this.#maybeCheckpoint();
     };

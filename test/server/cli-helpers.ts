@@ -83,3 +83,29 @@ export async function postJson(
   });
   return (await res.json()) as { success: boolean; message: string; result?: Record<string, unknown> };
 }
+
+/** An account made through a served host's API, with its sign-up token. */
+export interface ServedAccount {
+  id: string;
+  token: string;
+  username: string;
+}
+
+/** Signs `username` up through the served host `on` (the test password, `<username>@example.com`). */
+export async function signUpServed(on: Served, username: string, password: string): Promise<ServedAccount> {
+  const answer = await postJson(on.url, 'createUser', {
+    username,
+    password,
+    email: `${username}@example.com`,
+  });
+  if (!answer.success) throw new Error(`sign-up of ${username} failed: ${answer.message}`);
+  const data = answer.result!.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
+  return { id: data.Id, token: data.AccountTokens[0]!.content, username };
+}
+
+/** A request body as `account`, with `fields`. */
+export const asAccount = (account: ServedAccount, fields: Record<string, unknown> = {}) => ({
+  userid: account.id,
+  tokenContent: account.token,
+  ...fields,
+});

@@ -3,7 +3,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, spawnServe, stop, type Served } from './cli-helpers.js';
+import {
+  postJson,
+  spawnServe,
+  stop,
+  type Served,
+  asAccount,
+  signUpServed,
+  type ServedAccount,
+} from './cli-helpers.js';
 import { PASSWORD, tempDir } from './helpers.js';
 import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
 import { settle, TestSocket } from './socket-client.js';
@@ -66,11 +74,7 @@ afterAll(async () => {
   if (redisDir) await rm(redisDir, { recursive: true, force: true });
 });
 
-interface Account {
-  id: string;
-  token: string;
-  username: string;
-}
+type Account = ServedAccount;
 
 /** A fresh community: data folder, PostgreSQL schema, and a configuration with the short cluster timeouts. */
 async function community(): Promise<void> {
@@ -104,16 +108,7 @@ async function host(): Promise<Served> {
   return one;
 }
 
-async function signUp(on: Served, username: string): Promise<Account> {
-  const answer = await postJson(on.url, 'createUser', {
-    username,
-    password: PASSWORD,
-    email: `${username}@example.com`,
-  });
-  expect(answer.success, answer.message).toBe(true);
-  const data = answer.result!.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
-  return { id: data.Id, token: data.AccountTokens[0]!.content, username };
-}
+const signUp = (on: Served, username: string): Promise<Account> => signUpServed(on, username, PASSWORD);
 
 async function socketOf(on: Served, account: Account): Promise<TestSocket> {
   const socket = await TestSocket.verified(on.url, account.id, account.token);
@@ -121,11 +116,7 @@ async function socketOf(on: Served, account: Account): Promise<TestSocket> {
   return socket;
 }
 
-const as = (account: Account, fields: Record<string, unknown> = {}) => ({
-  userid: account.id,
-  tokenContent: account.token,
-  ...fields,
-});
+const as = asAccount;
 
 /** Sends `message` from `account`'s socket. */
 function say(socket: TestSocket, account: Account, message: string, args: Record<string, unknown>): void {

@@ -3,7 +3,16 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, runCli, spawnServe, stop, type Served } from './cli-helpers.js';
+import {
+  postJson,
+  runCli,
+  spawnServe,
+  stop,
+  type Served,
+  asAccount,
+  signUpServed,
+  type ServedAccount,
+} from './cli-helpers.js';
 import { PASSWORD, tempDir } from './helpers.js';
 import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
 import { TestGameServer } from '../../server/tools/test-game-server.js';
@@ -56,11 +65,7 @@ afterEach(async () => {
 });
 afterAll(() => dropSchemas());
 
-interface Account {
-  id: string;
-  token: string;
-  username: string;
-}
+type Account = ServedAccount;
 
 async function community(extra: { limits?: object; socket?: object } = {}): Promise<void> {
   dir = await tempDir('hnx-cluster-');
@@ -94,16 +99,7 @@ async function host(): Promise<Served> {
   return one;
 }
 
-async function signUp(on: Served, username: string): Promise<Account> {
-  const answer = await postJson(on.url, 'createUser', {
-    username,
-    password: PASSWORD,
-    email: `${username}@example.com`,
-  });
-  expect(answer.success, answer.message).toBe(true);
-  const data = answer.result!.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
-  return { id: data.Id, token: data.AccountTokens[0]!.content, username };
-}
+const signUp = (on: Served, username: string): Promise<Account> => signUpServed(on, username, PASSWORD);
 
 async function socketOf(on: Served, account: Account): Promise<TestSocket> {
   const socket = await TestSocket.verified(on.url, account.id, account.token);
@@ -111,11 +107,7 @@ async function socketOf(on: Served, account: Account): Promise<TestSocket> {
   return socket;
 }
 
-const as = (account: Account, fields: Record<string, unknown> = {}) => ({
-  userid: account.id,
-  tokenContent: account.token,
-  ...fields,
-});
+const as = asAccount;
 
 /** Waits until `on` knows the user (its copy of the database caught up). */
 async function known(on: Served, account: Account): Promise<void> {

@@ -189,26 +189,27 @@ export function uploadRoutes(
     });
   });
 
-  // The 1.5 generation: a file posted to the CDN's (this host's) upload above is attached here; without a fileid
-  // the details alone change (wire reference 12.3).
+  /**
+   * update/avatar and update/world, the 1.5 generation: a file posted to the CDN's (this host's) upload above is
+   * attached here; without a fileid the details alone change (wire reference 12.3).
+   */
+  async function update(
+    ctx: Context,
+    kind: 'avatar' | 'world',
+    input: { userid: string; tokenContent: string; fileid?: string | undefined },
+    rawMeta: unknown,
+  ): Promise<void> {
+    const user = await accounts.requireUser(input.userid, input.tokenContent);
+    const answer = await uploads.update(user, kind, { fileId: input.fileid, rawMeta });
+    reply(ctx, answer.message, answer.result);
+  }
   router.post('/update/avatar', async (ctx) => {
     const input = parse(UpdateAvatarRequest, ctx.request.body);
-    const user = await accounts.requireUser(input.userid, input.tokenContent);
-    const answer = await uploads.update(user, 'avatar', {
-      fileId: input.fileid,
-      rawMeta: input.avatarmeta ?? input.avatarMeta,
-    });
-    reply(ctx, answer.message, answer.result);
+    await update(ctx, 'avatar', input, input.avatarmeta ?? input.avatarMeta);
   });
-
   router.post('/update/world', async (ctx) => {
     const input = parse(UpdateWorldRequest, ctx.request.body);
-    const user = await accounts.requireUser(input.userid, input.tokenContent);
-    const answer = await uploads.update(user, 'world', {
-      fileId: input.fileid,
-      rawMeta: input.worldmeta ?? input.worldMeta,
-    });
-    reply(ctx, answer.message, answer.result);
+    await update(ctx, 'world', input, input.worldmeta ?? input.worldMeta);
   });
 
   router.post('/uploadPartStatus', async (ctx) => {

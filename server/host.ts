@@ -9,17 +9,26 @@ import type { ClusterLink } from './cluster/link.js';
 import { randomBytes } from 'node:crypto';
 import { createHttpApp } from './http/app.js';
 import { createAccountsService, type AccountsService } from './services/accounts.js';
-import { HostEvents, randomIds, systemClock, type Clock, type Ids } from './services/context.js';
+import {
+  HostEvents,
+  randomIds,
+  systemClock,
+  type Clock,
+  type Ids,
+  type ServiceDeps,
+} from './services/context.js';
 import { createPasswordHasher } from './services/passwords.js';
 import { memoryLimits } from './services/limits.js';
 import { createSetupService, type SetupService } from './services/setup.js';
 import {
-  INVITE_LOG,
-  inviteLogKeyOf,
+  createInvitesService,
   LEGACY_INVITE_INBOXES,
-  openInvitesService,
+  upgradeLegacyInboxes,
   type InvitesService,
 } from './services/invites.js';
+import { FileInviteHistory } from './store/file-invite-history.js';
+import type { InviteHistory } from './store/invite-history.js';
+import type { PgStore } from './store/pg-store.js';
 import type { Cooldowns } from './services/limits.js';
 import { createSocialService, type SocialService } from './services/social.js';
 import { attachSocket, type SocketServer } from './socket/attach.js';
@@ -139,7 +148,7 @@ export async function openHost(
     );
   }
   const store = await openHostStore(config, log, clock, options);
-  let invitesOpened: InvitesService | null = null;
+  let history: InviteHistory | null = null;
   let cluster: ClusterLink | null = null;
   try {
     const moderationLog = store.log<ModerationLogEntry, LogKey>(MODERATION_LOG);
@@ -151,46 +160,11 @@ export async function openHost(
       hub.join(cluster);
     }
     const presence = hub;
-    // A change another host made to a user of this host's sockets (a ban, a sign-out, a warning) is enforced here
-    // whatever told us of it: the database's own announcement, as well as the cluster's message.
-    store.watch(USERS, (userId, remote) => {
-      if (!remote) return;
-      const affected =
-        userId === null ? [...hub.connectedUserIds()] : hub.holdsLocally(userId) ? [userId] : [];
-      for (const id of affected) events.emit('tokensRevoked', { userId: id, remote: true });
-    });
+    enforceRemoteUserChanges(store, hub, events);
     const passwords = createPasswordHasher(config.passwordHash);
-    let port = config.port;
-    // networkInterfaces() costs ~60 µs; addresses rarely change, so it is asked at most every 30 s.
-    let lanCache = { at: 0, port: -1, urls: [] as string[] };
-    const cachedLanUrls = (): string[] => {
-      const now = Date.now();
-      if (lanCache.port !== port || now - lanCache.at > 30_000)
-        lanCache = { at: now, port, urls: lanUrls(config.host, port) };
-      return lanCache.urls;
-    };
-    const localHosts = (): string[] => {
-      const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, `${config.host}:${port}`];
-      if (config.publicUrl) {
-        try {
-          hosts.push(new URL(config.publicUrl).host);
-        } catch {
-          // An unparsable publicUrl only means no extra local host.
-        }
-      }
-      for (const url of cachedLanUrls()) hosts.push(new URL(url).host);
-      return hosts;
-    };
-    // Hosts sharing a database share their limits through Redis, so another host behind the proxy is no way round.
-    const limits = cluster
-      ? (await import('./cluster/redis-limits.js')).redisLimits(
-          cluster.redis,
-          `${cluster.keyPrefix}limits:`,
-          clock,
-          // While Redis fails or hangs, each host limits in its own memory (a line in the log each way).
-          { logger: log },
-        )
-      : memoryLimits(clock);
+    const addresses = hostAddresses(config);
+    const { cachedLanUrls, localHosts } = addresses;
+    const limits = await openLimits(cluster, clock, log);
     const deps = { config, store, users, clock, ids, presence, events, passwords, limits };
     const inviteCodes = createInviteCodes(deps);
     const requireInviteCode = (): Promise<boolean> => inviteCodes.required();
@@ -202,18 +176,16 @@ export async function openHost(
       publicView: (u) => accounts.publicView(u),
     });
     const setup = createSetupService({ ...deps, accounts });
-    invitesOpened = await openInvitesService({
+    history = await openInviteHistory(config, store, log);
+    const invites: InvitesService = createInvitesService({
       ...deps,
       notifier: hub,
       cooldowns: options.cooldowns ?? limits.cooldowns,
-      onBackgroundError: (error, file) =>
-        log.error({ err: error, file }, 'compacting the invite history failed; the next request tries again'),
+      history,
+      onBackgroundError: (error, task) =>
+        log.error({ err: error, task }, 'a background task of invites failed'),
     });
-    const invites = invitesOpened;
-    await invites.upgradeLegacyInboxes();
-    const imported = await invites.importFolderHistory();
-    if (imported > 0)
-      log.info({ requests: imported }, 'moved the data folder’s invite-request history into the database');
+    await upgradeLegacyInboxes(store, history);
     const uploads = createUploadsService({
       ...deps,
       log,
@@ -243,34 +215,16 @@ export async function openHost(
       maxFileBytes: config.uploads.maxFileBytes,
     });
     await builds.init();
-    let assetAccess: AssetAccess | null = null;
-    const instances = createInstancesService({
-      ...deps,
-      onInstanceOpened: (worldId) => popularity.use('world', worldId),
-      onAssetTokenDelivered: (userId, worldId, token) => {
-        assetAccess
-          ?.delivered(worldId, userId, token)
-          .catch((error: unknown) =>
-            log.error({ err: error, worldId }, 'recording a delivered asset token failed'),
-          );
-      },
-      notifier: hub,
-      gameServers: hub,
-      world: uploads.world,
+    const { instances, assetAccess } = openInstances({
+      deps,
+      log,
+      hub,
+      cluster,
+      popularity,
+      uploads,
       invites,
-      requestTimeoutMs: config.instances.requestTimeoutMs,
-      onBackgroundError: (error, what) => log.error({ err: error }, `${what} failed; the host goes on`),
-      ...(cluster && { cluster: instanceCluster(cluster) }),
+      assetTokens,
     });
-    hub.inWorld = instances.isInWorld;
-    cluster?.onForwarded(({ op, userId, args }) => {
-      instances
-        .runForwarded(op, userId, args, (id) => hub.isConnected(id))
-        .catch((error: unknown) =>
-          log.error({ err: error, op, userId }, 'a forwarded instance message failed'),
-        );
-    });
-    assetAccess = createAssetAccess({ clock, assetTokens, presence: hub, instances });
     const moderation = createModerationService({
       ...deps,
       log: moderationLog,
@@ -314,17 +268,114 @@ export async function openHost(
         await cluster?.close();
         await store.close();
       },
-      setPort: (value) => {
-        port = value;
-      },
-      port: () => port,
+      setPort: addresses.setPort,
+      port: addresses.port,
     };
   } catch (error) {
-    await invitesOpened?.close();
+    await history?.close();
     await cluster?.close();
     await store.close();
     throw error;
   }
+}
+
+/**
+ * A change another host made to a user of this host's sockets (a ban, a sign-out, a warning) is enforced here
+ * whatever told us of it: the database's own announcement, as well as the cluster's message.
+ */
+function enforceRemoteUserChanges(store: HostStore, hub: SocketHub, events: HostEvents): void {
+  store.watch(USERS, (userId, remote) => {
+    if (!remote) return;
+    const affected = userId === null ? [...hub.connectedUserIds()] : hub.holdsLocally(userId) ? [userId] : [];
+    for (const id of affected) events.emit('tokensRevoked', { userId: id, remote: true });
+  });
+}
+
+/** The addresses this host answers on: its port (known once listening), its LAN URLs, the hosts it calls its own. */
+function hostAddresses(config: HostConfig) {
+  let port = config.port;
+  // networkInterfaces() costs ~60 µs; addresses rarely change, so it is asked at most every 30 s.
+  let lanCache = { at: 0, port: -1, urls: [] as string[] };
+  const cachedLanUrls = (): string[] => {
+    const now = Date.now();
+    if (lanCache.port !== port || now - lanCache.at > 30_000)
+      lanCache = { at: now, port, urls: lanUrls(config.host, port) };
+    return lanCache.urls;
+  };
+  const localHosts = (): string[] => {
+    const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, `${config.host}:${port}`];
+    if (config.publicUrl) {
+      try {
+        hosts.push(new URL(config.publicUrl).host);
+      } catch {
+        // An unparsable publicUrl only means no extra local host.
+      }
+    }
+    for (const url of cachedLanUrls()) hosts.push(new URL(url).host);
+    return hosts;
+  };
+  return {
+    cachedLanUrls,
+    localHosts,
+    setPort: (value: number) => {
+      port = value;
+    },
+    port: () => port,
+  };
+}
+
+/**
+ * Hosts sharing a database share their limits through Redis, so another host behind the proxy is no way round;
+ * while Redis fails or hangs, each host limits in its own memory (a line in the log each way).
+ */
+async function openLimits(cluster: ClusterLink | null, clock: Clock, log: Logger) {
+  if (!cluster) return memoryLimits(clock);
+  const { redisLimits } = await import('./cluster/redis-limits.js');
+  return redisLimits(cluster.redis, `${cluster.keyPrefix}limits:`, clock, { logger: log });
+}
+
+/** The instances service, wired to the sockets, the other hosts and what it records. */
+function openInstances(parts: {
+  deps: ServiceDeps;
+  log: Logger;
+  hub: SocketHub;
+  cluster: ClusterLink | null;
+  popularity: PopularityService;
+  uploads: UploadsService;
+  invites: InvitesService;
+  assetTokens: ReturnType<typeof createAssetTokens>;
+}) {
+  const { deps, log, hub, cluster, popularity, uploads, invites, assetTokens } = parts;
+  const { config, clock } = deps;
+  let assetAccess: AssetAccess | null = null;
+  const instances = createInstancesService({
+    ...deps,
+    onInstanceOpened: (worldId) => popularity.use('world', worldId),
+    onAssetTokenDelivered: (userId, worldId, token) => {
+      assetAccess
+        ?.delivered(worldId, userId, token)
+        .catch((error: unknown) =>
+          log.error({ err: error, worldId }, 'recording a delivered asset token failed'),
+        );
+    },
+    notifier: hub,
+    gameServers: hub,
+    world: uploads.world,
+    invites,
+    requestTimeoutMs: config.instances.requestTimeoutMs,
+    onBackgroundError: (error, what) => log.error({ err: error }, `${what} failed; the host goes on`),
+    ...(cluster && { cluster: instanceCluster(cluster) }),
+  });
+  hub.inWorld = instances.isInWorld;
+  cluster?.onForwarded(({ op, userId, args }) => {
+    instances
+      .runForwarded(op, userId, args, (id) => hub.isConnected(id))
+      .catch((error: unknown) =>
+        log.error({ err: error, op, userId }, 'a forwarded instance message failed'),
+      );
+  });
+  assetAccess = createAssetAccess({ clock, assetTokens, presence: hub, instances });
+  return { instances, assetAccess };
 }
 
 /** The instances service's view of the other hosts (server/services/instances.ts). */
@@ -400,13 +451,26 @@ const STORE_SPEC = {
 };
 
 /**
- * On PostgreSQL the invite-request history is a store log too, shared by every host process (the embedded store
- * keeps it in its own compacted file, invites.ts).
+ * The invite-request history: a compacted file in the data folder on the embedded store, a table every host shares
+ * on PostgreSQL (into which a history the folder still holds moves once).
  */
-const PG_STORE_SPEC = {
-  collections: COLLECTIONS,
-  logs: [...STORE_SPEC.logs, { name: INVITE_LOG, keyOf: inviteLogKeyOf }],
-};
+async function openInviteHistory(config: HostConfig, store: HostStore, log: Logger): Promise<InviteHistory> {
+  const bound = config.socket.inviteRequestHistory;
+  if (config.database === null) {
+    return FileInviteHistory.open(config.dataDir, {
+      bound,
+      fsync: config.fsync,
+      onCompactionError: (error, file) =>
+        log.error({ err: error, file }, 'compacting the invite history failed; the next request tries again'),
+    });
+  }
+  const { PgInviteHistory } = await import('./store/pg-invite-history.js');
+  const history = new PgInviteHistory(store as PgStore, bound);
+  const imported = await history.importFolder(config.dataDir);
+  if (imported > 0)
+    log.info({ requests: imported }, 'moved the data folder’s invite-request history into the database');
+  return history;
+}
 
 /**
  * The host's records: in the data folder (the embedded store, which locks it), or with `database` in PostgreSQL,
@@ -429,7 +493,7 @@ export async function openHostStore(
   // Loaded only here: hosts on the embedded store never load the PostgreSQL client.
   const { PgStore } = await import('./store/pg-store.js');
   await useAsFilesFolder(config.dataDir, { database: redactUrl(config.database) });
-  return PgStore.open(config.database, PG_STORE_SPEC, { logger: log, ...config.postgres });
+  return PgStore.open(config.database, STORE_SPEC, { logger: log, ...config.postgres });
 }
 
 /** Opens the data folder, starts the HTTP API (and UI) and returns once it accepts connections. */

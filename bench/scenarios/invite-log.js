@@ -14,7 +14,7 @@ export default {
   async load(ctx) {
     const { entries: count, rounds } = ctx.options;
     const { AppendLog } = await dist('store/append-log.js');
-    const { inviteEventJson } = await dist('services/invites.js');
+    const { inviteEventJson } = await dist('store/file-invite-history.js');
     const id = (prefix, n) => `${prefix}_${String(n).padStart(32, '0')}`;
     const entries = Array.from({ length: count }, (_, i) => ({
       t: 'request',

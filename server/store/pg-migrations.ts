@@ -189,6 +189,42 @@ PG_MIGRATIONS.push({
   `,
 });
 
+PG_MIGRATIONS.push({
+  version: 4,
+  name: 'invite requests in a table of their own, read per user',
+  sql: `
+    -- One row per invite request, found by target (their inbox) and by sender (their outbox); seq is the order
+    -- requests were recorded in.
+    CREATE TABLE hx_invite_requests (
+      seq bigserial NOT NULL,
+      request_id text PRIMARY KEY,
+      to_user text NOT NULL,
+      from_user text NOT NULL,
+      sent_at bigint NOT NULL,
+      expires_at bigint NOT NULL,
+      state text NOT NULL,
+      updated_at bigint NOT NULL
+    );
+    CREATE INDEX hx_invite_requests_by_target ON hx_invite_requests (to_user, seq);
+    CREATE INDEX hx_invite_requests_by_sender ON hx_invite_requests (from_user, seq);
+    -- The history the store log 'invite-requests' held: each request once, in its order, with its last state.
+    INSERT INTO hx_invite_requests (request_id, to_user, from_user, sent_at, expires_at, state, updated_at)
+      SELECT entry->'request'->>'requestId', entry->>'to', entry->'request'->>'fromUserId',
+             (entry->'request'->>'sentAt')::numeric::bigint, (entry->'request'->>'expiresAt')::numeric::bigint,
+             entry->'request'->>'state', (entry->'request'->>'updatedAt')::numeric::bigint
+        FROM hx_log_entries WHERE log = 'invite-requests' AND entry->>'t' = 'request'
+       ORDER BY seq
+      ON CONFLICT (request_id) DO NOTHING;
+    UPDATE hx_invite_requests r SET state = s.state, updated_at = s.at
+      FROM (SELECT DISTINCT ON (entry->>'requestId') entry->>'requestId' AS id, entry->>'state' AS state,
+                   (entry->>'at')::numeric::bigint AS at
+              FROM hx_log_entries WHERE log = 'invite-requests' AND entry->>'t' = 'state'
+             ORDER BY entry->>'requestId', seq DESC) s
+     WHERE r.request_id = s.id;
+    DELETE FROM hx_log_entries WHERE log = 'invite-requests';
+  `,
+});
+
 /** First key of the migrations' advisory lock (the second is the schema's hash). */
 export const MIGRATION_LOCK = 0x48584302;
 

@@ -344,6 +344,44 @@ export class PgStore implements HostStore {
     }
   }
 
+  /**
+   * A statement that may safely run twice (an insert keyed by its id, an update setting fixed values), on its own
+   * (autocommit). When its answer is lost (the connection broke after sending it) nobody is told anything until it
+   * has been sent again and answered, within `settleTimeoutMs`: what the caller hears is what happened. A
+   * connection that cannot be had at all fails at once (nothing was sent).
+   */
+  async writeIdempotent<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+    name?: string,
+  ): Promise<R[]> {
+    const until = Date.now() + this.settleTimeoutMs;
+    let lost: unknown = null;
+    for (;;) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.#connect();
+      } catch (error) {
+        if (lost === null || Date.now() >= until || this.#closed) throw settleFailure(lost, error);
+        await pause(250);
+        continue;
+      }
+      try {
+        const result = await client.query<R>(name ? { name, text, values } : { text, values });
+        client.release();
+        if (lost !== null)
+          this.logger.warn({ err: lost }, 'the answer to a write was lost; sent again, it is done');
+        return result.rows;
+      } catch (error) {
+        client.release(isConnectionError(error));
+        if (!isConnectionError(error)) throw storageError(error);
+        if (Date.now() >= until || this.#closed) throw settleFailure(lost ?? error, error);
+        lost = error;
+        await pause(100);
+      }
+    }
+  }
+
   /** Records of `collection` by id, through a transaction's connection or (null) the pool; see PgRecordCache. */
   async read(
     client: pg.PoolClient | null,
@@ -816,6 +854,16 @@ function failure(error: unknown): unknown {
 /** A short random wait before a transaction runs again, growing with the runs. */
 function backoff(run: number): Promise<void> {
   return pause(Math.min(2 ** run, 50) * Math.random());
+}
+
+/** A write that could not be settled: unknown outcome when an earlier try's answer was lost, else not saved. */
+function settleFailure(lost: unknown, last: unknown): StorageUnavailableError {
+  if (lost === null)
+    return last instanceof StorageUnavailableError ? last : new StorageUnavailableError(last);
+  return new StorageUnavailableError(
+    lost,
+    'The host lost its database while saving this change and could not learn whether it was saved. Check before trying again.',
+  );
 }
 
 function pause(ms: number): Promise<void> {

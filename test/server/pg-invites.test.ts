@@ -100,13 +100,11 @@ describe('invite requests on PostgreSQL', () => {
     expect((await received(b, bob))[0]!.fromUserId).toBe(alice.id);
     expect(summary(await sent(b, alice))).toEqual([{ requestId, state: 'new' }]);
 
-    const rows = await queryAt<{ entry: { t: string; to: string; request: { requestId: string } } }>(
+    const rows = await queryAt<{ to_user: string; from_user: string; request_id: string }>(
       database,
-      "SELECT entry FROM hx_log_entries WHERE log = 'invite-requests' ORDER BY seq",
+      'SELECT to_user, from_user, request_id FROM hx_invite_requests ORDER BY seq',
     );
-    expect(rows.map((row) => [row.entry.t, row.entry.to, row.entry.request.requestId])).toEqual([
-      ['request', bob.id, requestId],
-    ]);
+    expect(rows).toEqual([{ to_user: bob.id, from_user: alice.id, request_id: requestId }]);
     const names = await readdir(dir);
     expect(names.filter((name) => name.startsWith('invite-requests'))).toEqual([]);
   });
@@ -238,10 +236,7 @@ describe('invite requests on PostgreSQL', () => {
     for (const host of hosts.splice(0)) await host.close();
     a = await start(dir, database);
     expect(summary(await received(a, bob))).toEqual(expected);
-    const rows = await queryAt<{ id: string }>(
-      database,
-      "SELECT entry->'request'->>'requestId' AS id FROM hx_log_entries WHERE log = 'invite-requests'",
-    );
+    const rows = await queryAt<{ id: string }>(database, 'SELECT request_id AS id FROM hx_invite_requests');
     expect(new Set(rows.map((row) => row.id))).toEqual(new Set(['invreq_one', 'invreq_two']));
   });
 

@@ -186,7 +186,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4]);
     await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
   });
@@ -275,7 +275,20 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       `INSERT INTO hx_log_entries (log, seq, entry) VALUES ('history', 5, '{"target":"a","note":"old"}')`,
     );
-    await queryAt(url, 'UPDATE hx_clock SET seq = 5');
+    // The invite-request history as a store log: a request, then a new state of it.
+    const request = {
+      requestId: 'invreq_1',
+      fromUserId: 'user_a',
+      sentAt: 100,
+      expiresAt: 1000,
+      updatedAt: 100,
+    };
+    await queryAt(url, 'INSERT INTO hx_log_entries (log, seq, entry) VALUES ($1, 6, $2), ($1, 7, $3)', [
+      'invite-requests',
+      JSON.stringify({ t: 'request', to: 'user_b', request: { ...request, state: 'new' }, seq: 6 }),
+      JSON.stringify({ t: 'state', to: 'user_b', requestId: 'invreq_1', state: 'seen', at: 150, seq: 7 }),
+    ]);
+    await queryAt(url, 'UPDATE hx_clock SET seq = 7');
     const store = await openStore(url);
     const things = store.collection<Doc>('things');
     expect(await things.get('a')).toEqual({ n: 1, name: 'Alpha', list: ['red'] });
@@ -290,8 +303,25 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       'SELECT version FROM hx_migrations ORDER BY version',
     );
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4]);
     expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
+    // The invite requests moved into their table with their last state; the log no longer holds them.
+    expect(
+      await queryAt(
+        url,
+        'SELECT request_id, to_user, from_user, sent_at, state, updated_at FROM hx_invite_requests',
+      ),
+    ).toEqual([
+      {
+        request_id: 'invreq_1',
+        to_user: 'user_b',
+        from_user: 'user_a',
+        sent_at: '100',
+        state: 'seen',
+        updated_at: '150',
+      },
+    ]);
+    expect(await queryAt(url, "SELECT seq FROM hx_log_entries WHERE log = 'invite-requests'")).toEqual([]);
   });
 
   it('says what is wrong when PostgreSQL cannot be reached', async () => {

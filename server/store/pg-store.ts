@@ -7,6 +7,7 @@ import { PgListener } from './pg-listener.js';
 import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
 import { PgLog } from './pg-log.js';
 import { PgRecordCache } from './pg-record-cache.js';
+import { PgReadBatch } from './pg-read-batch.js';
 import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
 import { redactUrl } from './pg-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
@@ -284,6 +285,7 @@ export class PgStore implements HostStore {
   );
   readonly #indexesReady = new Map<string, Promise<void>>();
   readonly #cache = new PgRecordCache();
+  readonly #reads = new PgReadBatch((collection, ids) => this.#cache.read(this.pool, collection, ids));
   readonly #origin = randomBytes(12).toString('hex');
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
@@ -382,7 +384,10 @@ export class PgStore implements HostStore {
     }
   }
 
-  /** Records of `collection` by id, through a transaction's connection or (null) the pool; see PgRecordCache. */
+  /**
+   * Records of `collection` by id, through a transaction's connection or (null) the pool, where reads of the same
+   * turn share one query (PgReadBatch); see PgRecordCache.
+   */
   async read(
     client: pg.PoolClient | null,
     collection: string,
@@ -390,7 +395,7 @@ export class PgStore implements HostStore {
   ): Promise<Map<string, unknown>> {
     if (client) return this.#cache.read(client, collection, ids);
     try {
-      return await this.#cache.read(this.pool, collection, ids);
+      return await this.#reads.read(collection, ids);
     } catch (error) {
       throw storageError(error);
     }

@@ -96,6 +96,28 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(new Set(counter.list).size).toBe(20);
   });
 
+  it('answers reads made side by side (one query per turn) each with its own records, and sees every acknowledged commit', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await b.tx(async (t) => {
+      for (let i = 0; i < 300; i++) await t.repo<Doc>('things').put(`t${i}`, { n: i });
+    });
+    const things = a.collection<Doc>('things');
+    // 600 reads in one turn: more than one query's worth, some ids missing, some asked twice.
+    const reads = Array.from({ length: 600 }, (_, i) => things.get(`t${i % 400}`));
+    const many = things.getMany(['t5', 'missing', 't7']);
+    const found = await Promise.all(reads);
+    found.forEach((doc, i) => expect(doc).toEqual(i % 400 < 300 ? { n: i % 400 } : undefined));
+    expect(await many).toEqual([{ n: 5 }, { n: 7 }]);
+    // A read asked for after B's commit was acknowledged sees it, while other reads are on their way.
+    const before = things.get('t1');
+    await b.tx((t) => t.repo<Doc>('things').put('t1', { n: -1 }));
+    const after = await things.get('t1');
+    expect(after).toEqual({ n: -1 });
+    expect([{ n: 1 }, { n: -1 }]).toContainEqual(await before);
+  });
+
   it('lets only one of two stores take a unique key', async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);

@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { CorruptDataFileError } from './durable-file.js';
 import { writeAll } from './wal.js';
 import type { ReadLog } from './seam.js';
@@ -7,6 +7,17 @@ export interface LogIndexEntry<K> {
   offset: number;
   length: number;
   key: K;
+}
+
+/** A store log's file as read and checked at start, before anything is written. */
+export interface StoreLogContents<K> {
+  index: Array<LogIndexEntry<K>>;
+  /** The highest commit sequence number among the entries (0 when empty). */
+  maxSeq: number;
+  /** Bytes of the file that hold whole lines. */
+  good: number;
+  /** Bytes follow the last whole line (a write cut off by a crash): cut before the next write. */
+  torn: boolean;
 }
 
 /**
@@ -19,14 +30,14 @@ export interface LogIndexEntry<K> {
  * the file does not hold yet.
  */
 export class StoreLog<T extends { seq: number }, K> implements ReadLog<T, K> {
-  readonly #index: Array<LogIndexEntry<K>> = [];
+  readonly #index: Array<LogIndexEntry<K>>;
   /** Entries not yet in the file, as JSON, oldest first: positions #index.length - #tail.length ... */
   #tail: string[] = [];
   /** Bytes of the file that hold whole, written entries. */
   #good: number;
   /** The file may hold bytes past #good (a torn line, a failed write): cut them before the next write. */
   #dirty: boolean;
-  #maxSeq = 0;
+  #maxSeq: number;
   #writing: Promise<void> | null = null;
   #scheduled = false;
   #closed = false;
@@ -37,61 +48,66 @@ export class StoreLog<T extends { seq: number }, K> implements ReadLog<T, K> {
     private readonly handle: FileHandle,
     private readonly keyOf: (entry: T) => K,
     private readonly onBackgroundError: (error: unknown) => void,
-    good: number,
-    dirty: boolean,
+    contents: StoreLogContents<K>,
   ) {
-    this.#good = good;
-    this.#dirty = dirty;
+    // The index read at start is taken over, not copied (a long history has millions of entries).
+    this.#index = contents.index;
+    this.#maxSeq = contents.maxSeq;
+    this.#good = contents.good;
+    this.#dirty = contents.torn;
   }
 
   /**
-   * Opens (creating) the file and indexes it, writing nothing. A torn last line (a write cut off) is ignored and
-   * cut before the next write; any other unreadable line stops startup naming the file.
+   * Reads the file (missing: empty) and indexes it, writing nothing. A torn last line (a write cut off) is ignored
+   * and cut before the next write; any other unreadable line stops startup naming the file, and so does an entry
+   * `check` refuses (given the entry and its line number, from 1). `open` then opens the file for writing.
    */
-  static async open<T extends { seq: number }, K>(
+  static async read<T extends { seq: number }, K>(
     path: string,
     keyOf: (entry: T) => K,
-    options: { onEntry?: (entry: T) => void; onBackgroundError?: (error: unknown) => void } = {},
+    options: { check?: (entry: unknown, line: number) => void; onEntry?: (entry: T) => void } = {},
+  ): Promise<StoreLogContents<K>> {
+    let content: Buffer;
+    try {
+      content = await readFile(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new CorruptDataFileError(path, error);
+      content = Buffer.alloc(0);
+    }
+    const index: Array<LogIndexEntry<K>> = [];
+    let maxSeq = 0;
+    let start = 0;
+    for (let line = 1; start < content.length; line++) {
+      const end = content.indexOf(0x0a, start);
+      if (end === -1) break;
+      let entry: T;
+      try {
+        entry = JSON.parse(content.subarray(start, end).toString('utf8')) as T;
+        if (!entry || typeof entry !== 'object') throw new Error('not an object');
+      } catch (error) {
+        throw new CorruptDataFileError(
+          path,
+          new Error(`line ${line} (at byte ${start}): ${(error as Error).message}`),
+        );
+      }
+      options.check?.(entry, line);
+      index.push({ offset: start, length: end - start, key: keyOf(entry) });
+      if (typeof entry.seq === 'number' && entry.seq > maxSeq) maxSeq = entry.seq;
+      options.onEntry?.(entry);
+      start = end + 1;
+    }
+    return { index, maxSeq, good: start, torn: start < content.length };
+  }
+
+  /** Opens (creating) the file `read` read, to append to it; from here on the file may be written. */
+  static async open<T extends { seq: number }, K>(
+    path: string,
+    contents: StoreLogContents<K>,
+    keyOf: (entry: T) => K,
+    options: { onBackgroundError?: (error: unknown) => void } = {},
   ): Promise<StoreLog<T, K>> {
     const handle = await open(path, 'a+');
-    try {
-      const content = await handle.readFile();
-      const index: Array<LogIndexEntry<K>> = [];
-      let maxSeq = 0;
-      let start = 0;
-      while (start < content.length) {
-        const end = content.indexOf(0x0a, start);
-        if (end === -1) break;
-        let entry: T;
-        try {
-          entry = JSON.parse(content.subarray(start, end).toString('utf8')) as T;
-          if (!entry || typeof entry !== 'object') throw new Error('not an object');
-        } catch (error) {
-          throw new CorruptDataFileError(
-            path,
-            new Error(`line at byte ${start}: ${(error as Error).message}`),
-          );
-        }
-        index.push({ offset: start, length: end - start, key: keyOf(entry) });
-        if (typeof entry.seq === 'number' && entry.seq > maxSeq) maxSeq = entry.seq;
-        options.onEntry?.(entry);
-        start = end + 1;
-      }
-      const log = new StoreLog<T, K>(
-        path,
-        handle,
-        keyOf,
-        options.onBackgroundError ?? (() => undefined),
-        start,
-        start < content.length,
-      );
-      log.#index.push(...index);
-      log.#maxSeq = maxSeq;
-      return log;
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    return new StoreLog<T, K>(path, handle, keyOf, options.onBackgroundError ?? (() => undefined), contents);
   }
 
   get length(): number {

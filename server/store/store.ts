@@ -1,18 +1,27 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertUsableDataFolder } from './data-folder.js';
+import { assertUsableDataFolder, type DataFolderKind } from './data-folder.js';
 import { Low } from 'lowdb';
 import {
   CorruptDataFileError,
   DurableJSONFile,
-  readJsonFile,
   readJsonFileSync,
   syncDir,
   writeFileAtomic,
 } from './durable-file.js';
 import { acquireLock } from './lock.js';
-import { StoreLog } from './store-log.js';
-import { WriteAheadLog, type LogFileSystem } from './wal.js';
+import { StoreLog, type StoreLogContents } from './store-log.js';
+import { WriteAheadLog, type LogFileSystem, type WalContents } from './wal.js';
+import { FolderChecker } from './record-check.js';
+import {
+  checkFolderLogs,
+  isSafeId,
+  readJournal,
+  readMeta,
+  walEntryCheck,
+  type FoundMeta,
+  type JournalEntry,
+} from './startup-read.js';
 import { freeze } from 'immer';
 import { txRepo } from './tx-repo.js';
 import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
@@ -22,6 +31,8 @@ import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
 export type { DataStore, Tx, TxRepo } from './seam.js';
 
 export { DataFolderInUseError } from './lock.js';
+export { isSafeId, SchemaTooNewError } from './startup-read.js';
+export { InvalidRecordError } from './record-check.js';
 export { StorageWriteError } from './wal.js';
 
 /**
@@ -104,22 +115,6 @@ export class TransactionConflictError extends Error {
     super(`a transaction conflicted with concurrent changes ${MAX_TX_RUNS} times in a row`);
     this.name = 'TransactionConflictError';
   }
-}
-
-export class SchemaTooNewError extends Error {
-  constructor(path: string, version: number) {
-    super(
-      `Data file ${path} has schema version ${version}, newer than this program understands (${SCHEMA_VERSION}). ` +
-        'Update Hypernex Companion; the data was left untouched.',
-    );
-    this.name = 'SchemaTooNewError';
-  }
-}
-
-const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
-/** True when `id` can name a record file without escaping its folder. */
-export function isSafeId(id: string): boolean {
-  return SAFE_ID.test(id) && id !== '.' && id !== '..';
 }
 
 /** A unique secondary key of a collection (e.g. a user's lower-cased name). */
@@ -337,10 +332,13 @@ export class Collection<T> implements ReadCollection<T> {
   }
 
   /**
-   * @internal: reads every record file, writing nothing; returns the highest sequence number and the leftover
-   * temporary files of interrupted checkpoints (to delete once everything else has been read).
+   * @internal: reads every record file, writing nothing; `check` is given each record as it is parsed (throws to
+   * refuse it). Returns the highest sequence number and the leftover temporary files of interrupted checkpoints
+   * (to delete once everything has been read and checked).
    */
-  async load(): Promise<{ maxSeq: number; temps: string[]; unknown: string[] }> {
+  async load(
+    check: (id: string, data: unknown) => void,
+  ): Promise<{ maxSeq: number; temps: string[]; unknown: string[] }> {
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -370,6 +368,7 @@ export class Collection<T> implements ReadCollection<T> {
       if (!record || typeof record !== 'object' || typeof record.seq !== 'number' || !('data' in record)) {
         throw new CorruptDataFileError(path, new Error('not a record file'));
       }
+      check(id, record.data);
       this.apply(id, { seq: record.seq, data: record.data === null ? null : freeze(record.data, true) });
       if (record.seq > maxSeq) maxSeq = record.seq;
     }
@@ -810,7 +809,8 @@ export class Store implements DataStore {
 
   /**
    * Opens (creating if needed) a data folder: refuses a folder that is not ours, takes its lock, reads and checks
-   * every file (a corrupt one stops startup, naming it, before anything is written), then replays the log.
+   * every file against its schema (a corrupt file or a record of the wrong shape stops startup, naming the file and
+   * the record, before anything is written), then replays the log.
    */
   static async open(
     dir: string,
@@ -827,122 +827,131 @@ export class Store implements DataStore {
     );
     store.#release = await acquireLock(dir);
     try {
-      const metaPath = join(dir, 'meta.json');
-      const metaFile = new DurableJSONFile<StoreMeta>(metaPath, store.fsync);
-      const found = await metaFile.read();
-      store.#meta = new Low<StoreMeta>(metaFile, {
-        schemaVersion: SCHEMA_VERSION,
-        createdAt: Math.floor((options.clock?.() ?? Date.now()) / 1000),
-      });
-      if (found === null) {
-        if (kind === 'ours') throw new CorruptDataFileError(metaPath, new Error('it vanished while opening'));
-        // A new data folder: meta.json first, so a crash from here on leaves a folder recognisably ours.
-        await store.#meta.write();
-      } else {
-        if (!found || typeof found !== 'object' || typeof found.schemaVersion !== 'number') {
-          throw new CorruptDataFileError(metaPath, new Error('schemaVersion is missing'));
-        }
-        if (found.schemaVersion > SCHEMA_VERSION) throw new SchemaTooNewError(metaPath, found.schemaVersion);
-        store.#meta.data = found;
-      }
-
-      // Read and check everything; nothing is written until all of it is known good.
-      const temps: string[] = [];
-      for (const name of spec.collections) {
-        const collection = new Collection<unknown>(name, join(dir, name));
-        store.#collections.set(name, collection);
-        const loaded = await collection.load();
-        if (loaded.maxSeq > store.#seq) store.#seq = loaded.maxSeq;
-        temps.push(...loaded.temps);
-        for (const path of loaded.unknown) {
-          store.logger.warn({ file: path }, 'left a file the data folder does not know (not ours to delete)');
-        }
-      }
-      const logNames = new Set((spec.logs ?? []).map((log) => log.name));
-      const walDir = join(dir, 'wal');
-      const contents = await WriteAheadLog.read(walDir, (entry) => {
-        if ('c' in entry) {
-          if (typeof entry.c !== 'string' || !store.#collections.has(entry.c))
-            throw new Error(`an entry names no known collection (${JSON.stringify(entry.c)})`);
-          if (typeof entry.i !== 'string' || !isSafeId(entry.i))
-            throw new Error(`an entry has no valid record id (${JSON.stringify(entry.i)})`);
-          if (
-            !entry.r ||
-            typeof entry.r !== 'object' ||
-            typeof entry.r.seq !== 'number' ||
-            !('data' in entry.r)
-          )
-            throw new Error('an entry holds no record version');
-        } else if ('l' in entry) {
-          if (typeof entry.l !== 'string' || !logNames.has(entry.l))
-            throw new Error(`an entry names no known log (${JSON.stringify(entry.l)})`);
-          if (typeof entry.s !== 'number' || !entry.e || typeof entry.e !== 'object')
-            throw new Error('a log entry has no sequence number or content');
-        } else {
-          throw new Error('an entry is neither a record version nor a log entry');
-        }
-      });
-      for (const path of contents.torn) {
-        store.logger.warn(
-          { file: path },
-          'dropped the torn last line of a log segment (a write cut off by a crash)',
-        );
-      }
-      const journal = await store.#readJournal();
-      for (const log of spec.logs ?? []) {
-        const opened = await StoreLog.open<{ seq: number }, unknown>(
-          join(dir, log.file),
-          log.keyOf as (entry: { seq: number }) => unknown,
-          {
-            onEntry: log.onEntry as ((entry: { seq: number }) => void) | undefined,
-            onBackgroundError: (error) =>
-              store.logger.error(
-                { err: error, file: join(dir, log.file) },
-                'writing a log file failed; will retry',
-              ),
-          },
-        );
-        store.#logs.set(log.name, opened);
-        if (opened.maxSeq > store.#seq) store.#seq = opened.maxSeq;
-      }
-
-      // From here on, writes.
-      for (const collection of store.#collections.values()) await mkdir(collection.dir, { recursive: true });
-      // Stray temp files of an earlier run: ones that cannot be removed now are tried again at the next start.
-      for (const path of temps) await unlink(path).catch(() => undefined);
-      for (const { path, entries } of journal) {
-        for (const entry of entries) store.#replay(entry.collection, entry.id, entry.seq, entry.data);
-        void path;
-      }
-      for (const line of contents.lines) {
-        for (const entry of line) {
-          if ('c' in entry) store.#replay(entry.c, entry.i, entry.r.seq, entry.r.data);
-          else {
-            if (entry.s > store.#seq) store.#seq = entry.s;
-            store.#logs.get(entry.l)!.accept({ ...(entry.e as object), seq: entry.s });
-          }
-        }
-      }
-      store.#wal = await WriteAheadLog.start(walDir, contents.next, { fsync: store.fsync, fs: options.fs });
-      store.#retired = contents.segments;
-      // What the last run left in its log reaches the record files before anything is served.
-      if (
-        journal.length > 0 ||
-        (contents.segments.length > 0 && store.#durable.size <= WAITED_CHECKPOINT_MAX)
-      ) {
-        await store.checkpoint();
-      } else if (contents.segments.length > 0) {
-        store.#backgroundCheckpoint();
-      }
-      for (const { path } of journal) await unlink(path);
-      if (store.meta.schemaVersion !== SCHEMA_VERSION) {
-        migrate(store.meta);
-        await store.#meta.write();
-      }
+      const found = await store.#read(spec, kind);
+      await store.#start(found, options);
       return store;
     } catch (error) {
       await store.close();
       throw error;
+    }
+  }
+
+  /**
+   * The first half of a start: reads every file and checks every record (record files, the write-ahead log,
+   * journal files of the first layout, the logs' files, the folder's other histories), keeping what the second
+   * half needs. Nothing is written: a refused start leaves the folder as it found it.
+   */
+  async #read(spec: { collections: string[]; logs?: LogSpec[] }, kind: DataFolderKind): Promise<FoundFolder> {
+    const checker = new FolderChecker(this.dir);
+    const meta = await readMeta(checker, kind, SCHEMA_VERSION);
+    const temps: string[] = [];
+    for (const name of spec.collections) {
+      const collection = new Collection<unknown>(name, join(this.dir, name));
+      this.#collections.set(name, collection);
+      const loaded = await collection.load((id, data) => {
+        const problems = checker.recordProblems(name, id, data);
+        if (problems) throw checker.refuse(`${name}/${id}.json`, `${name}/${id}`, problems);
+      });
+      if (loaded.maxSeq > this.#seq) this.#seq = loaded.maxSeq;
+      temps.push(...loaded.temps);
+      for (const path of loaded.unknown) {
+        this.logger.warn({ file: path }, 'left a file the data folder does not know (not ours to delete)');
+      }
+    }
+    const collections = new Set(spec.collections);
+    const logNames = new Set((spec.logs ?? []).map((log) => log.name));
+    const wal = await WriteAheadLog.read(
+      join(this.dir, 'wal'),
+      walEntryCheck(checker, collections, logNames),
+    );
+    const journal = await readJournal(checker, collections);
+    const logs: FoundFolder['logs'] = [];
+    for (const log of spec.logs ?? []) {
+      const contents = await StoreLog.read(
+        join(this.dir, log.file),
+        log.keyOf as (entry: { seq: number }) => unknown,
+        {
+          check: (entry, line) => {
+            const problems = checker.logEntryProblems(log.name, entry);
+            if (problems) throw checker.refuse(log.file, `line ${line}`, problems);
+          },
+          onEntry: log.onEntry as ((entry: { seq: number }) => void) | undefined,
+        },
+      );
+      logs.push({ spec: log, contents });
+    }
+    await checkFolderLogs(checker);
+    return { meta, temps, wal, journal, logs };
+  }
+
+  /**
+   * The second half of a start, once everything read is known good: writes meta.json of a new folder, removes what
+   * interrupted checkpoints left, opens the logs, replays the journal and the write-ahead log, and brings the record
+   * files up to date.
+   */
+  async #start(found: FoundFolder, options: StoreOptions): Promise<void> {
+    const metaFile = new DurableJSONFile<StoreMeta>(join(this.dir, 'meta.json'), this.fsync);
+    this.#meta = new Low<StoreMeta>(metaFile, {
+      schemaVersion: SCHEMA_VERSION,
+      createdAt: Math.floor((options.clock?.() ?? Date.now()) / 1000),
+    });
+    // A new data folder: meta.json first, so a crash from here on leaves a folder recognisably ours.
+    if (found.meta === null) await this.#meta.write();
+    else this.#meta.data = found.meta;
+    for (const collection of this.#collections.values()) await mkdir(collection.dir, { recursive: true });
+    // Stray temp files of an earlier run: ones that cannot be removed now are tried again at the next start.
+    for (const path of found.temps) await unlink(path).catch(() => undefined);
+    await this.#openLogs(found.logs);
+    for (const path of found.wal.torn) {
+      this.logger.warn(
+        { file: path },
+        'dropped the torn last line of a log segment (a write cut off by a crash)',
+      );
+    }
+    for (const { entries } of found.journal) {
+      for (const entry of entries) this.#replay(entry.collection, entry.id, entry.seq, entry.data);
+    }
+    for (const line of found.wal.lines) {
+      for (const entry of line) {
+        if ('c' in entry) this.#replay(entry.c, entry.i, entry.r.seq, entry.r.data);
+        else {
+          if (entry.s > this.#seq) this.#seq = entry.s;
+          this.#logs.get(entry.l)!.accept({ ...(entry.e as object), seq: entry.s });
+        }
+      }
+    }
+    const walDir = join(this.dir, 'wal');
+    this.#wal = await WriteAheadLog.start(walDir, found.wal.next, { fsync: this.fsync, fs: options.fs });
+    this.#retired = found.wal.segments;
+    // What the last run left in its log reaches the record files before anything is served.
+    const segments = found.wal.segments.length;
+    if (found.journal.length > 0 || (segments > 0 && this.#durable.size <= WAITED_CHECKPOINT_MAX)) {
+      await this.checkpoint();
+    } else if (segments > 0) {
+      this.#backgroundCheckpoint();
+    }
+    for (const { path } of found.journal) await unlink(path);
+    if (this.meta.schemaVersion !== SCHEMA_VERSION) {
+      migrate(this.meta);
+      await this.#meta.write();
+    }
+  }
+
+  /** Opens the logs' files read at start, for appending. */
+  async #openLogs(logs: FoundFolder['logs']): Promise<void> {
+    for (const { spec, contents } of logs) {
+      const path = join(this.dir, spec.file);
+      const opened = await StoreLog.open<{ seq: number }, unknown>(
+        path,
+        contents,
+        spec.keyOf as (entry: { seq: number }) => unknown,
+        {
+          onBackgroundError: (error) =>
+            this.logger.error({ err: error, file: path }, 'writing a log file failed; will retry'),
+        },
+      );
+      this.#logs.set(spec.name, opened);
+      if (opened.maxSeq > this.#seq) this.#seq = opened.maxSeq;
     }
   }
 
@@ -955,41 +964,17 @@ export class Store implements DataStore {
       this.#markDurable({ collection, id, seq, text, removed: data === null });
     }
   }
+}
 
-  /** Journal files of the first layout (before the write-ahead log): read and checked, applied later. */
-  async #readJournal(): Promise<
-    Array<{ path: string; entries: Array<{ collection: string; id: string; seq: number; data: unknown }> }>
-  > {
-    const journalDir = join(this.dir, 'journal');
-    let names: string[];
-    try {
-      names = (await readdir(journalDir)).sort();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    const found = [];
-    for (const name of names) {
-      if (!name.endsWith('.json')) continue;
-      const path = join(journalDir, name);
-      const entries =
-        await readJsonFile<Array<{ collection: string; id: string; seq: number; data: unknown }>>(path);
-      if (!Array.isArray(entries)) throw new CorruptDataFileError(path, new Error('not a journal'));
-      for (const entry of entries) {
-        if (
-          !entry ||
-          typeof entry.id !== 'string' ||
-          !isSafeId(entry.id) ||
-          !this.#collections.has(entry.collection)
-        )
-          throw new CorruptDataFileError(path, new Error('an entry names no valid record'));
-        if (typeof entry.seq !== 'number')
-          throw new CorruptDataFileError(path, new Error('an entry has no seq'));
-      }
-      found.push({ path, entries });
-    }
-    return found;
-  }
+/** What the first half of a start read and checked, for the second half to apply. */
+interface FoundFolder {
+  /** null: a new folder (no meta.json yet). */
+  meta: FoundMeta | null;
+  /** Temporary files of interrupted checkpoints, to delete. */
+  temps: string[];
+  wal: WalContents;
+  journal: Array<{ path: string; entries: JournalEntry[] }>;
+  logs: Array<{ spec: LogSpec; contents: StoreLogContents<unknown> }>;
 }
 
 /** Schema migrations, one step per version; version 1 is the first, so there is nothing to do yet. */

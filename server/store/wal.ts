@@ -46,6 +46,9 @@ export function frameLine(json: string): string {
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
 }
 
+/** Checks one entry of line `line` (from 1) of segment `path` at start; throws to refuse it. */
+export type WalEntryCheck = (entry: WalEntry, path: string, line: number) => void;
+
 /** The segments found at start, read and checked, before anything is written. */
 export interface WalContents {
   lines: WalEntry[][];
@@ -100,9 +103,10 @@ export class WriteAheadLog {
   /**
    * Reads every segment left by the previous runs, oldest first, writing nothing. A torn last line in any
    * segment (a write cut off by a crash) is dropped; any other bad line, a failed checksum or a line that is not
-   * a list of entries stops startup naming the segment. `check` validates each entry (throws to refuse it).
+   * a list of entries stops startup naming the segment. `check` validates each entry with the segment and line it
+   * is on (throws to refuse it; a CorruptDataFileError it throws already names its file and goes through as is).
    */
-  static async read(dir: string, check: (entry: WalEntry) => void): Promise<WalContents> {
+  static async read(dir: string, check: WalEntryCheck): Promise<WalContents> {
     let names: string[];
     try {
       names = await readdir(dir);
@@ -135,8 +139,9 @@ export class WriteAheadLog {
       for (const [at, part] of parts.entries()) {
         if (part.length === 0) continue;
         try {
-          lines.push(parseLine(part, check));
+          lines.push(parseLine(part, check, path, at + 1));
         } catch (error) {
+          if (error instanceof CorruptDataFileError) throw error;
           throw new CorruptDataFileError(path, new Error(`line ${at + 1}: ${(error as Error).message}`));
         }
       }
@@ -299,7 +304,7 @@ export async function writeAll(handle: LogFileHandle, buffer: Buffer): Promise<v
   }
 }
 
-function parseLine(part: string, check: (entry: WalEntry) => void): WalEntry[] {
+function parseLine(part: string, check: WalEntryCheck, path: string, line: number): WalEntry[] {
   let json = part;
   const framed = FRAMED.exec(part);
   if (framed) {
@@ -315,7 +320,7 @@ function parseLine(part: string, check: (entry: WalEntry) => void): WalEntry[] {
   if (!Array.isArray(entries)) throw new Error('not a list of entries');
   for (const entry of entries as unknown[]) {
     if (!entry || typeof entry !== 'object') throw new Error('an entry is not an object');
-    check(entry as WalEntry);
+    check(entry as WalEntry, path, line);
   }
   return entries as WalEntry[];
 }

@@ -480,20 +480,37 @@ describe('moderation log file', () => {
     const a = await signUp(host, 'alice');
     await host.server.close();
     const path = join(dir, 'moderation-log.jsonl');
-    await writeFile(
-      path,
-      '{"id":"modlog_1","targetUserId":"x","moderatorId":"y","action":"addbadge","seq":0,"after":{}}\n{"id":"modlog_2","tar',
-    );
+    // A whole entry as the host writes it (startup checks each against its schema).
+    const state = {
+      Id: 'x',
+      Username: 'target',
+      Rank: 2,
+      Badges: [],
+      BanStatus: { isBanned: false, BanBegin: 0, BanEnd: 0, BanReason: '', BanDescription: '' },
+      BanCount: 0,
+      WarnStatus: { isWarned: false, TimeWarned: 0, WarnReason: '', WarnDescription: '' },
+      WarnCount: 0,
+      isBanned: false,
+    };
+    const entry = JSON.stringify({
+      id: 'modlog_1',
+      seq: 0,
+      time: 0,
+      moderatorId: 'y',
+      moderatorName: 'mod',
+      action: 'addbadge',
+      targetUserId: 'x',
+      targetName: 'target',
+      fields: { badgeName: 'tester' },
+      before: state,
+      after: { ...state, Badges: ['tester'] },
+    });
+    await writeFile(path, `${entry}\n{"id":"modlog_2","tar`);
     host = await startHost({}, { dir });
     await host.server.close();
     // Cut before the next write (here: the clean stop), never before everything was read and checked.
-    expect(await readFile(path, 'utf8')).toBe(
-      '{"id":"modlog_1","targetUserId":"x","moderatorId":"y","action":"addbadge","seq":0,"after":{}}\n',
-    );
-    await writeFile(
-      path,
-      'garbage\n{"id":"modlog_1","targetUserId":"x","moderatorId":"y","action":"addbadge","seq":0}\n',
-    );
+    expect(await readFile(path, 'utf8')).toBe(`${entry}\n`);
+    await writeFile(path, `garbage\n${entry}\n`);
     await expect(startHost({}, { dir })).rejects.toThrow(/moderation-log\.jsonl is corrupt/);
     expect(a.id).toMatch(/^user_/);
   });

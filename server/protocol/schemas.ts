@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { EMAIL_MAX, isAcceptedEmail } from './email.js';
 import { PRONOUN_ID_MAX, PRONOUN_ID_MIN } from './pronouns.js';
+import { lineText, multilineText, textProblem } from './text-rules.js';
 
 /**
  * Request schemas and field rules shared by the server (boundary validation) and the renderer (the same field
@@ -12,7 +14,7 @@ export const USERNAME_MAX = 20;
 export const PASSWORD_MIN = 8;
 /** Bounds the work of one hash; far above any real password. */
 export const PASSWORD_MAX = 256;
-export const EMAIL_MAX = 254;
+export { EMAIL_MAX };
 export const BIO_DESCRIPTION_MAX = 1000;
 export const BIO_DISPLAY_NAME_MAX = 20;
 export const BIO_STATUS_TEXT_MAX = 200;
@@ -39,9 +41,10 @@ export function passwordProblem(password: string): string | null {
   return null;
 }
 
-const emailSchema = z.email().max(EMAIL_MAX);
+/** Reason an email address is not accepted (server/protocol/email.ts: LAN addresses like `owner@lan` are), or null. */
 export function emailProblem(email: string): string | null {
-  return emailSchema.safeParse(email).success ? null : 'is not a valid email address';
+  if (email.length > EMAIL_MAX) return `must be at most ${EMAIL_MAX} characters`;
+  return isAcceptedEmail(email) ? null : 'is not a valid email address';
 }
 
 const id = z.string().min(1).max(200);
@@ -151,9 +154,9 @@ export const BioInput = z
         (s) => (SETTABLE_STATUSES as readonly number[]).includes(s),
         'must be 1 (Online) to 4 (DoNotDisturb)',
       ),
-    StatusText: z.string().max(BIO_STATUS_TEXT_MAX),
-    Description: z.string().max(BIO_DESCRIPTION_MAX),
-    DisplayName: z.string().max(BIO_DISPLAY_NAME_MAX),
+    StatusText: lineText(z.string().max(BIO_STATUS_TEXT_MAX)),
+    Description: multilineText(z.string().max(BIO_DESCRIPTION_MAX)),
+    DisplayName: lineText(z.string().max(BIO_DISPLAY_NAME_MAX)),
     PfpURL: z.string().max(URL_MAX),
     BannerURL: z.string().max(URL_MAX),
     Pronouns: PronounsInput,
@@ -203,6 +206,9 @@ export const TIME_END_MAX = 2_147_483_647;
 
 /** Trims and lowercases a badge name; returns the reason it is not acceptable, or the name. */
 export function normaliseBadge(name: string): { badge: string } | { problem: string } {
+  // The text rule first, on what was sent: its reason names the hidden character the next rules would not.
+  const hidden = textProblem(name, 'line');
+  if (hidden !== null) return { problem: hidden };
   const badge = name.trim().toLowerCase();
   if (badge.length === 0) return { problem: 'must not be empty' };
   if (badge.length > BADGE_NAME_MAX) return { problem: `must be at most ${BADGE_NAME_MAX} characters` };
@@ -234,11 +240,14 @@ export const ModerationFields = {
   addbadge: z.object({ badgeName: z.string().max(10_000) }),
   removebadge: z.object({ badgeName: z.string().max(10_000) }),
   setrank: z.object({ newRank: z.number() }),
-  warnuser: z.object({ warnReason: z.string().max(10_000), warnDescription: z.string().max(100_000) }),
+  warnuser: z.object({
+    warnReason: lineText(z.string().max(10_000)),
+    warnDescription: multilineText(z.string().max(100_000)),
+  }),
   unwarnuser: z.object({}),
   banuser: z.object({
-    banReason: z.string().max(10_000),
-    banDescription: z.string().max(100_000),
+    banReason: lineText(z.string().max(10_000)),
+    banDescription: multilineText(z.string().max(100_000)),
     timeEnd: z.number(),
   }),
   unbanuser: z.object({}),
@@ -262,7 +271,7 @@ export const ModerationLookupRequest = AuthRequest.extend({
 export const RemoveAvatarRequest = AuthRequest.extend({ avatarid: id });
 export const RemoveWorldRequest = AuthRequest.extend({ worldid: id });
 export const RemoveFileRequest = AuthRequest.extend({ fileid: id });
-export const AddGameServerTokenRequest = AuthRequest.extend({ label: z.string().max(100) });
+export const AddGameServerTokenRequest = AuthRequest.extend({ label: lineText(z.string().max(100)) });
 export const RevokeGameServerTokenRequest = AuthRequest.extend({ tokenId: id });
 export const ManageAssetTokenRequest = AuthRequest.extend({
   /** The number 0 (add) or 1 (remove); checked by the route so a string gets its own clear refusal. */
@@ -275,7 +284,7 @@ export const INVITE_CODE_MAX_USES = 10_000;
 /** Longest an invite code can stay valid. */
 export const INVITE_CODE_MAX_SECONDS = 366 * 86_400;
 export const CreateInviteCodeRequest = AuthRequest.extend({
-  label: z.string().max(100).optional(),
+  label: lineText(z.string().max(100)).optional(),
   singleUse: z.boolean().optional(),
   /** How many sign-ups the code allows, 0 for no limit; wins over `singleUse`. */
   maxUses: z.number().int().min(0).max(INVITE_CODE_MAX_USES).optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UploadType } from './enums.js';
+import { lineText, multilineText } from './text-rules.js';
 
 /** Allowed uploads by extension (SPEC section 3); anything else is refused. */
 export const EXTENSION_TYPES: Record<string, UploadType> = {
@@ -42,10 +43,12 @@ const common = {
     .int()
     .min(0, 'must be 0 (Anyone) or 1 (OwnerOnly)')
     .max(1, 'must be 0 (Anyone) or 1 (OwnerOnly)'),
-  Name: z.string().max(NAME_MAX, `must be at most ${NAME_MAX} characters`),
-  Description: z.string().max(DESCRIPTION_MAX, `must be at most ${DESCRIPTION_MAX} characters`),
+  Name: lineText(z.string().max(NAME_MAX, `must be at most ${NAME_MAX} characters`)),
+  Description: multilineText(
+    z.string().max(DESCRIPTION_MAX, `must be at most ${DESCRIPTION_MAX} characters`),
+  ),
   Tags: z
-    .array(z.string().max(TAG_MAX, `a tag must be at most ${TAG_MAX} characters`))
+    .array(lineText(z.string().max(TAG_MAX, `a tag must be at most ${TAG_MAX} characters`)))
     .max(TAGS_MAX, `at most ${TAGS_MAX} tags`),
   BuildPlatform: z
     .number()

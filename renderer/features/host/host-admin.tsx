@@ -4,6 +4,7 @@ import { describeError } from '../../shared/api-client.js';
 import { useConfirm } from '../../shared/confirm-dialog.js';
 import { CopyButton } from '../../shared/copy-button.js';
 import { useForm } from '../../shared/form.js';
+import { textProblem } from '../../../server/protocol/text-rules.js';
 import { useSession } from '../../shared/session.js';
 import { useSocketStatus } from '../../shared/socket-context.js';
 import { formatDateTime, formatPast, formatRelative } from '../../shared/time.js';
@@ -220,7 +221,7 @@ export function InviteCodesCard() {
   const usesName = useId();
   const expiryId = useId();
   const form = useForm({ label: '', count: '10' }, (v) => ({
-    label: v.label.trim().length > 100 ? 'At most 100 characters' : undefined,
+    label: labelProblem(v.label),
     count: uses === 'count' ? usesCountProblem(v.count) : undefined,
   }));
 
@@ -472,12 +473,7 @@ export function GameServerTokensCard() {
   const [problem, setProblem] = useState<string | null>(null);
   const [created, setCreated] = useState<{ token: string; record: GameServerTokenDto } | null>(null);
   const form = useForm({ label: '' }, (v) => ({
-    label:
-      v.label.trim() === ''
-        ? 'Name the game server, e.g. “Basement PC”'
-        : v.label.trim().length > 100
-          ? 'At most 100 characters'
-          : undefined,
+    label: v.label.trim() === '' ? 'Name the game server, e.g. “Basement PC”' : labelProblem(v.label),
   }));
 
   const [version, setVersion] = useState(0);
@@ -600,4 +596,12 @@ export function GameServerTokensCard() {
       {dialog}
     </section>
   );
+}
+
+/** The same rules the host applies to a label: at most 100 characters, one line, no hidden characters. */
+function labelProblem(value: string): string | undefined {
+  const trimmed = value.trim();
+  if (trimmed.length > 100) return 'At most 100 characters';
+  const hidden = textProblem(trimmed, 'line');
+  return hidden ? `The label ${hidden}` : undefined;
 }

@@ -1,6 +1,7 @@
 import { useId, useState, type ReactNode, type TextareaHTMLAttributes } from 'react';
 import { Rank } from '../../../server/protocol/enums.js';
 import { ErrorCode } from '../../../server/protocol/errors.js';
+import { textProblem } from '../../../server/protocol/text-rules.js';
 import {
   MOD_DESCRIPTION_MAX,
   MOD_REASON_MAX,
@@ -390,7 +391,9 @@ function reasonProblem(value: string, max: number, required: boolean, label: str
   const trimmed = value.trim();
   if (required && trimmed === '') return `${label} is required`;
   if (trimmed.length > max) return `${label} must be at most ${max} characters`;
-  return undefined;
+  // The host's rule for free text: a reason is one line, details may have several.
+  const hidden = textProblem(trimmed, max === MOD_REASON_MAX ? 'line' : 'multiline');
+  return hidden ? `${label} ${hidden}` : undefined;
 }
 
 /** Runs the confirmed action; a cancel is not an error. */

@@ -8,6 +8,7 @@ import { BannedScreen } from './features/account/banned-screen.js';
 import { OwnerSetupScreen, type SecretSource } from './features/account/owner-setup-screen.js';
 import { WarnedNotice } from './features/account/warned-notice.js';
 import { ApiError, call, describeError } from './shared/api-client.js';
+import { watchAddressLinks, type AddressLink } from './shared/address-links.js';
 import { hostBridge, hostState } from './shared/host-bridge.js';
 import {
   endSession,
@@ -19,9 +20,10 @@ import {
   type Session,
   type SessionValue,
 } from './shared/session.js';
+import { FIRST_RUN_PARAM, replaceRoute } from './shared/route.js';
 import { sessionEndedNotice } from './shared/socket-client.js';
 import { SocketProvider } from './shared/socket-context.js';
-import { ToastProvider } from './shared/toast.js';
+import { ToastProvider, useToasts } from './shared/toast.js';
 import { Spinner } from './shared/ui.js';
 import { Shell } from './shell.js';
 
@@ -50,11 +52,28 @@ const TITLES: Record<Phase['kind'], string> = {
   signedIn: 'Hypernex Companion',
 };
 
-/** `linkSecret`: the setup secret from a `#setup=` link, already removed from the address bar. */
-export function App({ linkSecret }: { linkSecret: string }) {
+/** A sign-up link's invite code, and which link it was (each one opened starts the form afresh). */
+interface SignupLink {
+  code: string;
+  round: number;
+}
+
+/**
+ * `initialLink`: a `#setup=` or `#signup=` link the page was opened with, already removed from the address bar.
+ * Links opened later in the same page (the address changed) are followed too.
+ */
+export function App({ initialLink }: { initialLink: AddressLink | null }) {
   const [phase, setPhase] = useState<Phase>({ kind: 'loading' });
   const [setup, setSetup] = useState<SetupInfo>({ needed: false, secret: '', source: null });
   const [bootCount, setBootCount] = useState(0);
+  const [linkSecret, setLinkSecret] = useState(initialLink?.kind === 'setup' ? initialLink.secret : '');
+  const [signup, setSignup] = useState<SignupLink | null>(
+    initialLink?.kind === 'signup' ? { code: initialLink.code, round: 0 } : null,
+  );
+  const signedInNow = useRef(false);
+  useEffect(() => {
+    signedInNow.current = phase.kind === 'signedIn';
+  }, [phase.kind]);
 
   useEffect(() => {
     let live = true;
@@ -67,6 +86,21 @@ export function App({ linkSecret }: { linkSecret: string }) {
       live = false;
     };
   }, [linkSecret, bootCount]);
+
+  // A link pasted into the address bar of an open page: a setup link starts over with its secret (unless someone
+  // is signed in here), a sign-up link opens the sign-up form with its code.
+  useEffect(
+    () =>
+      watchAddressLinks((link) => {
+        if (link.kind === 'signup') {
+          setSignup((old) => ({ code: link.code, round: (old?.round ?? 0) + 1 }));
+        } else if (!signedInNow.current) {
+          setLinkSecret(link.secret);
+          setBootCount((n) => n + 1);
+        }
+      }),
+    [],
+  );
 
   useEffect(() => {
     // Signed in, the shell names the screen in the title.
@@ -102,8 +136,18 @@ export function App({ linkSecret }: { linkSecret: string }) {
 
   const onSignedIn = useCallback((signedIn: SignedIn) => {
     setSetup((s) => ({ ...s, needed: false }));
+    // A sign-up link's code is spent (or not wanted) once someone is signed in through the form.
+    setSignup(null);
     setPhase({ kind: 'signedIn', ...signedIn });
   }, []);
+  // The new owner's next step is on the Host screen: share the address and a sign-up link.
+  const onOwnerCreated = useCallback(
+    (signedIn: SignedIn) => {
+      replaceRoute('host', FIRST_RUN_PARAM);
+      onSignedIn(signedIn);
+    },
+    [onSignedIn],
+  );
   const onBanned = useCallback((ban: BanStatusDto, username: string) => {
     setPhase({ kind: 'banned', ban, username });
   }, []);
@@ -136,15 +180,19 @@ export function App({ linkSecret }: { linkSecret: string }) {
     case 'setup':
       return (
         <OwnerSetupScreen
+          // A setup link opened later brings a new secret: the form starts again with it.
+          key={setup.secret}
           initialSecret={setup.secret}
           secretSource={setup.source}
-          onSignedIn={onSignedIn}
+          onSignedIn={onOwnerCreated}
           onSkip={toSignIn}
         />
       );
     case 'signedOut':
       return (
         <AuthScreen
+          key={signup?.round ?? -1}
+          signupCode={signup?.code ?? null}
           notice={phase.notice}
           onSignedIn={onSignedIn}
           onBanned={onBanned}
@@ -154,16 +202,19 @@ export function App({ linkSecret }: { linkSecret: string }) {
     case 'banned':
       return <BannedScreen ban={phase.ban} username={phase.username} onBack={toSignIn} />;
     case 'signedIn':
-      return <SignedInApp phase={phase} setPhase={setPhase} />;
+      return <SignedInApp phase={phase} setPhase={setPhase} signup={signup} />;
   }
 }
 
 function SignedInApp({
   phase,
   setPhase,
+  signup,
 }: {
   phase: Extract<Phase, { kind: 'signedIn' }>;
   setPhase: (update: Phase | ((old: Phase) => Phase)) => void;
+  /** A sign-up link opened while signed in: said in a toast, and kept for the sign-up form after signing out. */
+  signup: SignupLink | null;
 }) {
   const { session, user, warning } = phase;
   // While this session is being replaced (a password change ends every session, this one too), the host ending
@@ -229,6 +280,7 @@ function SignedInApp({
         <SocketProvider key={session.tokenContent} session={session} onRevoked={onRevoked}>
           <Shell />
         </SocketProvider>
+        {signup ? <SignupLinkWhileSignedIn key={signup.round} username={user.Username} /> : null}
       </ToastProvider>
       {warning ? (
         <WarnedNotice
@@ -238,6 +290,20 @@ function SignedInApp({
       ) : null}
     </SessionContext>
   );
+}
+
+/** Says once that a sign-up link is for someone new, when it is opened by someone signed in. */
+function SignupLinkWhileSignedIn({ username }: { username: string }) {
+  const toasts = useToasts();
+  useEffect(() => {
+    toasts.show({
+      id: 'signup-link',
+      tone: 'info',
+      title: 'That is a sign-up link',
+      body: `It creates a new account; you are signed in as ${username}. Sign out to use it here, or send it to the person it is for.`,
+    });
+  }, [toasts, username]);
+  return null;
 }
 
 /** Decides the first screen: a still-valid saved session wins, then owner setup if the host has none. */

@@ -1,12 +1,14 @@
+// First: no schema may be built before zod is told not to compile with `new Function` (see the module).
+import './zod-jitless.js';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.js';
-import { takeSetupSecretFromHash } from './setup-link.js';
+import { takeLinkFromAddress } from './shared/address-links.js';
 import { startTheme } from './shared/theme.js';
 import './styles.css';
 
 // Outside React: StrictMode runs state initialisers twice, and the hash must be read before it is cleared.
-const linkSecret = takeSetupSecretFromHash();
+const initialLink = takeLinkFromAddress();
 
 startTheme();
 
@@ -14,6 +16,6 @@ const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
 createRoot(root).render(
   <StrictMode>
-    <App linkSecret={linkSecret} />
+    <App initialLink={initialLink} />
   </StrictMode>,
 );

@@ -4,6 +4,7 @@ import { AccountMenu } from './features/account/account-menu.js';
 import { AccountPage } from './features/account/account-page.js';
 import { DownloadsPage } from './features/builds/downloads-page.js';
 import { FriendsPage } from './features/friends/friends-page.js';
+import { FriendsNavBadge, FriendsProvider } from './features/friends/friends-store.js';
 import { HostPage } from './features/host/host-page.js';
 import { InvitesPage } from './features/invites/invites-page.js';
 import { InvitesNavBadge, InvitesProvider } from './features/invites/invites-store.js';
@@ -12,9 +13,10 @@ import { UploadsFollowConnection } from './features/uploads/hooks.js';
 import { UploadsPage } from './features/uploads/uploads-page.js';
 import { hostBridge } from './shared/host-bridge.js';
 import { NavigationContext, type SectionName } from './shared/navigation.js';
-import { navigate, replaceRoute, routeHash, useRoute } from './shared/route.js';
+import { FIRST_RUN_PARAM, navigate, replaceRoute, routeHash, useRoute } from './shared/route.js';
 import { useSession } from './shared/session.js';
 import { HostDownBanner, ShellConnection } from './shared/connection-state.js';
+import { useStickyHeight } from './shared/sticky-height.js';
 import { ThemeToggle } from './shared/theme-toggle.js';
 import { BrandMark } from './shared/ui.js';
 
@@ -43,10 +45,16 @@ const SECTIONS: Section[] = [
     minRank: Rank.Moderator,
   },
   { id: 'invites', label: 'Invites', render: () => <InvitesPage />, badge: <InvitesNavBadge /> },
-  { id: 'friends', label: 'Friends', render: () => <FriendsPage /> },
+  { id: 'friends', label: 'Friends', render: () => <FriendsPage />, badge: <FriendsNavBadge /> },
   { id: 'downloads', label: 'Downloads', render: () => <DownloadsPage /> },
   // Desktop window: the host controls; elsewhere admins still publish client builds there.
-  { id: 'host', label: 'Host', render: () => <HostPage />, desktopOnly: true, orMinRank: Rank.Admin },
+  {
+    id: 'host',
+    label: 'Host',
+    render: (param) => <HostPage firstRun={param === FIRST_RUN_PARAM} />,
+    desktopOnly: true,
+    orMinRank: Rank.Admin,
+  },
 ];
 
 /** The signed-in frame: header with navigation and the account menu, and the chosen section below. */
@@ -54,6 +62,7 @@ export function Shell() {
   const { user } = useSession();
   // The screen is in the address (#/friends): reload keeps it, Back and Forward work.
   const route = useRoute();
+  const stackRef = useStickyHeight();
   const setActive = (section: SectionId): void => navigate(section);
   // A click on a desktop notification brings the window up on its screen.
   useEffect(() => {
@@ -84,38 +93,43 @@ export function Shell() {
   return (
     <NavigationContext value={setActive}>
       <InvitesProvider>
-        <div className="shell">
-          <a href="#main" className="skip-link">
-            Skip to content
-          </a>
-          <header className="topbar">
-            <div className="topbar-brand">
-              <BrandMark size={28} />
-              <span className="brand-name">Hypernex Companion</span>
+        <FriendsProvider>
+          <div className="shell">
+            <a href="#main" className="skip-link">
+              Skip to content
+            </a>
+            {/* The top bar and the host-down banner stay on screen together, however far the page is scrolled. */}
+            <div className="topbar-stack" ref={stackRef}>
+              <header className="topbar">
+                <div className="topbar-brand">
+                  <BrandMark size={28} />
+                  <span className="brand-name">Hypernex Companion</span>
+                </div>
+                <nav className="topnav" aria-label="Sections">
+                  {visible.map((s) => (
+                    <a
+                      key={s.id}
+                      href={routeHash(s.id)}
+                      className="topnav-item"
+                      aria-current={s.id === section?.id ? 'page' : undefined}
+                    >
+                      {s.label}
+                      {s.badge}
+                    </a>
+                  ))}
+                </nav>
+                <ShellConnection />
+                <ThemeToggle />
+                <AccountMenu />
+              </header>
+              <HostDownBanner />
             </div>
-            <nav className="topnav" aria-label="Sections">
-              {visible.map((s) => (
-                <a
-                  key={s.id}
-                  href={routeHash(s.id)}
-                  className="topnav-item"
-                  aria-current={s.id === section?.id ? 'page' : undefined}
-                >
-                  {s.label}
-                  {s.badge}
-                </a>
-              ))}
-            </nav>
-            <ShellConnection />
-            <ThemeToggle />
-            <AccountMenu />
-          </header>
-          <HostDownBanner />
-          <UploadsFollowConnection />
-          <main id="main" className="content" tabIndex={-1}>
-            {section?.render(param)}
-          </main>
-        </div>
+            <UploadsFollowConnection />
+            <main id="main" className="content" tabIndex={-1}>
+              {section?.render(param)}
+            </main>
+          </div>
+        </FriendsProvider>
       </InvitesProvider>
     </NavigationContext>
   );

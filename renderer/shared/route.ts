@@ -25,6 +25,9 @@ export function parseRoute(hash: string): Route {
   return { section: section || null, param: decoded || null };
 }
 
+/** The Host screen's parameter right after the owner account was made: it shows the first next step. */
+export const FIRST_RUN_PARAM = 'welcome';
+
 export function routeHash(section: SectionName, param?: string | null): string {
   return `#/${section}${param ? `/${encodeURIComponent(param)}` : ''}`;
 }
@@ -35,19 +38,25 @@ export function navigate(section: SectionName, param?: string | null): void {
   if (window.location.hash !== hash) window.location.hash = hash;
 }
 
+/** Said when `replaceRoute` changed the address: replacing an entry fires neither hashchange nor popstate. */
+const REPLACED = 'hnx:route-replaced';
+
 /** Replaces the current entry (a screen chosen for you, e.g. the first one). */
 export function replaceRoute(section: SectionName, param?: string | null): void {
   const url = new URL(window.location.href);
   url.hash = routeHash(section, param);
   window.history.replaceState(window.history.state, '', url);
+  window.dispatchEvent(new Event(REPLACED));
 }
 
 function subscribe(listener: () => void): () => void {
   window.addEventListener('hashchange', listener);
   window.addEventListener('popstate', listener);
+  window.addEventListener(REPLACED, listener);
   return () => {
     window.removeEventListener('hashchange', listener);
     window.removeEventListener('popstate', listener);
+    window.removeEventListener(REPLACED, listener);
   };
 }
 

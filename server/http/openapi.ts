@@ -5,6 +5,7 @@ import * as B from '../protocol/builds.js';
 import { ErrorCode } from '../protocol/errors.js';
 import * as P from '../protocol/people.js';
 import * as H from '../protocol/host-info.js';
+import * as W from '../protocol/webhooks.js';
 
 /**
  * The OpenAPI 3.1 document of every route the router serves. Paths and methods come from the router itself; each
@@ -106,6 +107,12 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   'POST /declineFriendRequest': {
     tag: 'Social',
     summary: 'Decline a request from targetUserId',
+    body: S.TargetRequest,
+  },
+  'POST /cancelFriendRequest': {
+    tag: 'Social',
+    summary:
+      'Our addition: withdraw your unanswered request to targetUserId (both sides hear frienddeclined)',
     body: S.TargetRequest,
   },
   'POST /removeFriend': { tag: 'Social', summary: 'End a friendship', body: S.TargetRequest },
@@ -475,6 +482,19 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Read or change run-time host settings (admins)',
     body: S.HostSettingsRequest,
     result: 'requireInviteCode',
+  },
+  'POST /webhookSettings': {
+    tag: 'Host',
+    summary:
+      'Read or change the outgoing webhook (admins): url ("" or null removes it; absent keeps it), moderation, signups',
+    body: W.WebhookSettingsRequest,
+    result: 'Webhook: {configured, maskedUrl (never the whole URL), events, lastDelivery}',
+  },
+  'POST /testWebhook': {
+    tag: 'Host',
+    summary: 'Send a test message to the saved webhook URL now (admins); answers how it went',
+    body: W.TestWebhookRequest,
+    result: 'Delivery: {ok, at, what, attempts, detail}, Webhook',
   },
 };
 

@@ -37,7 +37,10 @@ export const ServerMessage = {
   friendRequest: 'friendrequest',
   /** Our addition, to both sides: a friend request was accepted; the two are friends now. */
   friendAccepted: 'friendaccepted',
-  /** Our addition, to both sides: a friend request was declined. */
+  /**
+   * Our addition, to both sides: a friend request ended unanswered, declined by its target
+   * (`action: 'declineFriendRequest'`) or withdrawn by its sender (`action: 'cancelFriendRequest'`).
+   */
   friendDeclined: 'frienddeclined',
   /** Our addition, to both sides: a friendship ended (removed, or a block ended it). */
   friendRemoved: 'friendremoved',

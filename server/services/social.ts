@@ -7,6 +7,7 @@ export type SocialAction =
   | 'sendFriendRequest'
   | 'acceptFriendRequest'
   | 'declineFriendRequest'
+  | 'cancelFriendRequest'
   | 'removeFriend'
   | 'blockUser'
   | 'unblockUser'
@@ -18,6 +19,8 @@ export const SOCIAL_MESSAGES: Record<SocialAction, { ok: string; fail: string }>
   sendFriendRequest: { ok: 'Sent friend request!', fail: 'Failed to send friend request!' },
   acceptFriendRequest: { ok: 'Accepted friend request!', fail: 'Failed to accept friend request!' },
   declineFriendRequest: { ok: 'Declined friend request!', fail: 'Failed to decline friend request!' },
+  // Our addition (the real server has no way to withdraw a request; clients ignore endpoints they do not know).
+  cancelFriendRequest: { ok: 'Withdrew friend request!', fail: 'Failed to withdraw friend request!' },
   removeFriend: { ok: 'Removed friend!', fail: 'Failed to remove friend!' },
   blockUser: { ok: 'Blocked user!', fail: 'Failed to block user!' },
   unblockUser: { ok: 'Unblocked user!', fail: 'Failed to unblock user!' },
@@ -62,6 +65,13 @@ export function createSocialService(deps: Pick<ServiceDeps, 'users' | 'store' | 
         if (!me.FriendRequests.includes(other.Id)) refuse(action, 'There is no request from that user.');
         me.FriendRequests = without(me.FriendRequests, other.Id);
         other.OutgoingFriendRequests = without(other.OutgoingFriendRequests, me.Id);
+        return;
+      case 'cancelFriendRequest':
+        // The sender takes back a request the other has not answered yet.
+        if (!me.OutgoingFriendRequests.includes(other.Id))
+          refuse(action, 'There is no request to that user.');
+        me.OutgoingFriendRequests = without(me.OutgoingFriendRequests, other.Id);
+        other.FriendRequests = without(other.FriendRequests, me.Id);
         return;
       case 'removeFriend':
         if (!me.Friends.includes(other.Id)) refuse(action, 'You are not friends.');

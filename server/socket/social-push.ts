@@ -8,6 +8,8 @@ const PUSHED: Record<string, { message: string; toTarget: boolean }> = {
   sendFriendRequest: { message: ServerMessage.friendRequest, toTarget: true },
   acceptFriendRequest: { message: ServerMessage.friendAccepted, toTarget: true },
   declineFriendRequest: { message: ServerMessage.friendDeclined, toTarget: true },
+  // A withdrawn request ends the same way for both lists as a declined one; `action` tells the two apart.
+  cancelFriendRequest: { message: ServerMessage.friendDeclined, toTarget: true },
   removeFriend: { message: ServerMessage.friendRemoved, toTarget: true },
   // The blocked user is never told they were blocked; their lists changed, so they hear "friendremoved".
   blockUser: { message: ServerMessage.blockChanged, toTarget: false },

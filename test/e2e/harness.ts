@@ -103,8 +103,18 @@ export async function openTab(browser: Browser, options: BrowserContextOptions =
     timezoneId: 'UTC',
     ...options,
   });
-  const page = await context.newPage();
   const problems: string[] = [];
+  // Chromium reports a refused eval or script only as a `securitypolicyviolation` event (the console stays
+  // quiet when the page catches the error), so the page hands each one to the test.
+  await context.exposeBinding('__reportCspViolation', (_source, text: string) => {
+    problems.push(`CSP violation: ${text}`);
+  });
+  await context.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (e) => {
+      window.__reportCspViolation(e.violatedDirective + ' ' + e.blockedURI + ' at ' + e.sourceFile + ':' + e.lineNumber);
+    });`,
+  });
+  const page = await context.newPage();
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
   });

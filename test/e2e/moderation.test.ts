@@ -204,7 +204,7 @@ describe('moderation in a real browser', () => {
 
     await panel.getByRole('tab', { name: 'Rank' }).click();
     const options = await panel.getByLabel('New rank').locator('option').allTextContents();
-    expect(options).toEqual(['Guest', 'Incompleter', 'Verified']);
+    expect(options).toEqual(['Guest', 'Email not confirmed', 'Verified']);
 
     await panel.getByRole('tab', { name: /^Ban/ }).click();
     await panel.getByLabel('Reason').fill('Testing');

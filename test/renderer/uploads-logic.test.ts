@@ -19,8 +19,8 @@ import {
   valuesFromWorld,
   type MetaValues,
 } from '../../renderer/features/uploads/meta-form.js';
+import { formatBytes } from '../../renderer/shared/bytes.js';
 import {
-  formatBytes,
   formatDuration,
   formatSpeed,
   percentOf,

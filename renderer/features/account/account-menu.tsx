@@ -1,10 +1,11 @@
 import { useState } from 'react';
-import { RANK_NAMES, STATUS_NAMES, type Status } from '../../../server/protocol/enums.js';
+import { STATUS_NAMES, type Status } from '../../../server/protocol/enums.js';
 import { SETTABLE_STATUSES } from '../../../server/protocol/schemas.js';
 import type { BioDto } from '../../../server/protocol/types.js';
 import { describeError } from '../../shared/api-client.js';
 import { useSession } from '../../shared/session.js';
 import { useSocketStatus } from '../../shared/socket-context.js';
+import { rankLabel } from '../../shared/ranks.js';
 
 /** The signed-in person in the header: who, which rank, their status, and the way out. */
 export function AccountMenu() {
@@ -45,7 +46,7 @@ export function AccountMenu() {
             {user.Username}
           </span>
           <span className="rank-badge" data-rank={user.Rank} data-testid="signed-in-rank">
-            {RANK_NAMES[user.Rank] ?? `Rank ${user.Rank}`}
+            {rankLabel(user.Rank)}
           </span>
         </span>
       </div>

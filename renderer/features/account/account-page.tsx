@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { RANK_NAMES, STATUS_NAMES } from '../../../server/protocol/enums.js';
+import { STATUS_NAMES } from '../../../server/protocol/enums.js';
 import { describeError } from '../../shared/api-client.js';
 import { useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
@@ -8,6 +8,7 @@ import { Alert, FormStatus, PasswordField, SubmitButton, TextField } from '../..
 import { AlertsCard } from './alerts-card.js';
 import { ChangePasswordCard } from './change-password-card.js';
 import { PronounsCard } from './pronouns-card.js';
+import { rankLabel } from '../../shared/ranks.js';
 
 /** Your own account: what the host knows about you, and two-factor sign-in. */
 export function AccountPage() {
@@ -31,7 +32,7 @@ export function AccountPage() {
           </div>
           <div>
             <dt>Rank</dt>
-            <dd>{RANK_NAMES[user.Rank] ?? `Rank ${user.Rank}`}</dd>
+            <dd>{rankLabel(user.Rank)}</dd>
           </div>
           <div>
             <dt>Email</dt>

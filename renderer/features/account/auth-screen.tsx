@@ -7,6 +7,8 @@ import { CreateAccountForm } from './create-account-form.js';
 import { SignInForm } from './sign-in-form.js';
 
 export interface AuthScreenProps {
+  /** The invite code of a sign-up link (`#signup=`): the sign-up form opens with it filled in. */
+  signupCode?: string | null;
   /** Why the person is here, e.g. their saved session ended. */
   notice: string | null;
   onSignedIn(signedIn: SignedIn): void;
@@ -15,8 +17,14 @@ export interface AuthScreenProps {
   onOpenSetup?: (() => void) | undefined;
 }
 
-export function AuthScreen({ notice, onSignedIn, onBanned, onOpenSetup }: AuthScreenProps) {
-  const [mode, setMode] = useState<'signIn' | 'create'>('signIn');
+export function AuthScreen({
+  signupCode = null,
+  notice,
+  onSignedIn,
+  onBanned,
+  onOpenSetup,
+}: AuthScreenProps) {
+  const [mode, setMode] = useState<'signIn' | 'create'>(signupCode ? 'create' : 'signIn');
   const [inviteRequired, setInviteRequired] = useState<boolean | null>(null);
 
   // Asked up front so the create form has its final shape when opened (no field popping in).
@@ -55,7 +63,7 @@ export function AuthScreen({ notice, onSignedIn, onBanned, onOpenSetup }: AuthSc
       {mode === 'signIn' ? (
         <SignInForm onSignedIn={onSignedIn} onBanned={onBanned} />
       ) : (
-        <CreateAccountForm inviteRequired={inviteRequired} onSignedIn={onSignedIn} />
+        <CreateAccountForm inviteRequired={inviteRequired} linkCode={signupCode} onSignedIn={onSignedIn} />
       )}
       {onOpenSetup ? (
         <p className="auth-aside">

@@ -6,15 +6,21 @@ import { newAccountProblems, PASSWORD_HINT, USERNAME_HINT } from './validation.j
 export interface CreateAccountFormProps {
   /** null while unknown: the field is then offered as optional. */
   inviteRequired: boolean | null;
+  /** The invite code of the sign-up link the page was opened with, if any. */
+  linkCode?: string | null;
   onSignedIn(signedIn: SignedIn): void;
 }
 
-export function CreateAccountForm({ inviteRequired, onSignedIn }: CreateAccountFormProps) {
-  const form = useForm({ username: '', email: '', password: '', confirm: '', inviteCode: '' }, (v) => ({
-    ...newAccountProblems(v),
-    inviteCode:
-      inviteRequired && v.inviteCode.trim() === '' ? 'This host requires an invite code' : undefined,
-  }));
+export function CreateAccountForm({ inviteRequired, linkCode = null, onSignedIn }: CreateAccountFormProps) {
+  const fromLink = linkCode !== null && linkCode !== '';
+  const form = useForm(
+    { username: '', email: '', password: '', confirm: '', inviteCode: linkCode ?? '' },
+    (v) => ({
+      ...newAccountProblems(v),
+      inviteCode:
+        inviteRequired && v.inviteCode.trim() === '' ? 'This host requires an invite code' : undefined,
+    }),
+  );
 
   return (
     <form
@@ -75,14 +81,20 @@ export function CreateAccountForm({ inviteRequired, onSignedIn }: CreateAccountF
         error={form.errors.confirm}
         autoComplete="new-password"
       />
-      {inviteRequired !== false ? (
+      {inviteRequired !== false || fromLink ? (
         <TextField
           label={inviteRequired ? 'Invite code' : 'Invite code (if the host gave you one)'}
           name="inviteCode"
           value={form.values.inviteCode}
           onValueChange={(v) => form.setValue('inviteCode', v)}
           error={form.errors.inviteCode}
-          hint={inviteRequired ? 'This host only accepts new accounts with an invite code.' : undefined}
+          hint={
+            fromLink && form.values.inviteCode === linkCode
+              ? 'Filled in from the sign-up link.'
+              : inviteRequired
+                ? 'This host only accepts new accounts with an invite code.'
+                : undefined
+          }
           autoComplete="off"
           spellCheck={false}
         />

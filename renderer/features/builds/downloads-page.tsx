@@ -1,6 +1,8 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import type { BuildFileDto, BuildListDto, BuildVersionDto } from '../../../server/protocol/builds.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { call, describeError } from '../../shared/api-client.js';
+import { useLiveRefresh } from '../../shared/live-refresh.js';
 import { useSession } from '../../shared/session.js';
 import { formatDate } from '../../shared/time.js';
 import { Alert, Spinner } from '../../shared/ui.js';
@@ -12,18 +14,6 @@ const DESCRIPTIONS: Record<string, string> = {
   'Hypernex.CCK': 'The content creation kit for Unity: build and upload avatars and worlds.',
   'Hypernex.Networking.Server': 'The game server that hosts instances.',
 };
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
 
 /** Client builds this host hands out (launcher, game, CCK, game server), for every signed-in user. */
 export function DownloadsPage() {
@@ -38,7 +28,8 @@ export function DownloadsPage() {
       })
       .catch((e: unknown) => setError(describeError(e)));
   }, []);
-  useEffect(load, [load]);
+  // Published or removed elsewhere: the list follows without a reload.
+  useLiveRefresh('builds', load);
 
   return (
     <div className="page">

@@ -1,18 +1,13 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { ErrorCode } from '../../../server/protocol/errors.js';
+import { useState } from 'react';
 import { usernameProblem } from '../../../server/protocol/schemas.js';
-import { GET_USERS_MAX, type GetUsersResult } from '../../../server/protocol/people.js';
 import {
   ServerMessage,
   type InviteRefusal,
   type InviteRequestState,
 } from '../../../server/protocol/socket.js';
-import type { PrivateUserDto, PublicUserDto } from '../../../server/protocol/types.js';
-import { ApiError, call, describeError } from '../../shared/api-client.js';
 import { ConfirmDialog } from '../../shared/confirm-dialog.js';
-import { FormProblem, useForm } from '../../shared/form.js';
-import { useSession } from '../../shared/session.js';
-import type { SocialPushMessage, SocketEvent } from '../../shared/socket-client.js';
+import { useForm } from '../../shared/form.js';
+import { answeredInviteText } from '../../shared/invite-words.js';
 import {
   SocketHealthIndicator,
   useSocketClient,
@@ -24,27 +19,26 @@ import { useNow } from '../../shared/use-now.js';
 import {
   formatWait,
   isOnline,
-  personOf,
   refusalText,
-  sortFriends,
+  requestOutcomeText,
   statusName,
   type Person,
-  type Presence,
 } from './friends-model.js';
-
-interface Lists {
-  friends: string[];
-  incoming: string[];
-  outgoing: string[];
-  blocked: string[];
-}
-
-type SocialAction =
-  'acceptFriendRequest' | 'declineFriendRequest' | 'removeFriend' | 'blockUser' | 'unblockUser';
+import { useFriends, type FriendsValue, type SocialAction } from './friends-store.js';
 
 /** Your friends with live presence, friend requests both ways, blocks, and asking a friend for an invite. */
 export function FriendsPage() {
-  const social = useSocial();
+  const friends = useFriends();
+  const [notice, setNotice] = useState<{ tone: 'success' | 'error'; text: string } | null>(null);
+  const social: Social = {
+    ...friends,
+    async act(action, person) {
+      setNotice(null);
+      const { ok, text } = await friends.act(action, person);
+      setNotice({ tone: ok ? 'success' : 'error', text });
+      return ok;
+    },
+  };
   const [confirm, setConfirm] = useState<{ action: 'removeFriend' | 'blockUser'; person: Person } | null>(
     null,
   );
@@ -79,9 +73,9 @@ export function FriendsPage() {
       </header>
 
       {social.error ? <Alert tone="error">{social.error}</Alert> : null}
-      {social.notice ? (
-        <Alert tone={social.notice.tone}>
-          <span data-testid="friends-notice">{social.notice.text}</span>
+      {notice ? (
+        <Alert tone={notice.tone}>
+          <span data-testid="friends-notice">{notice.text}</span>
         </Alert>
       ) : null}
 
@@ -120,203 +114,8 @@ export function FriendsPage() {
   );
 }
 
-type Social = ReturnType<typeof useSocial>;
-
-function useSocial() {
-  const { authedCall, setUser, user } = useSession();
-  const { connection, health } = useSocketStatus();
-  const liveRef = useRef(health === 'connected');
-  useEffect(() => {
-    liveRef.current = health === 'connected';
-  }, [health]);
-  const [lists, setLists] = useState<Lists | null>(null);
-  const [people, setPeople] = useState<ReadonlyMap<string, Person>>(new Map());
-  const [presence, setPresence] = useState<ReadonlyMap<string, Presence>>(new Map());
-  const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<{ tone: 'success' | 'error'; text: string } | null>(null);
-  const [refreshing, setRefreshing] = useState(false);
-  const [busy, setBusy] = useState<string | null>(null);
-  // The session's functions change identity on every app render; the latest ones are what matter.
-  const session = useRef({ authedCall, setUser });
-  useEffect(() => {
-    session.current = { authedCall, setUser };
-  }, [authedCall, setUser]);
-
-  const refresh = useCallback(async (): Promise<void> => {
-    try {
-      const { UserData } = await session.current.authedCall<{ UserData: PrivateUserDto }>('getUser', {});
-      session.current.setUser(() => UserData);
-      const next: Lists = {
-        friends: UserData.Friends,
-        incoming: UserData.FriendRequests,
-        outgoing: UserData.OutgoingFriendRequests,
-        blocked: UserData.BlockedUsers,
-      };
-      const ids = [...new Set([...next.friends, ...next.incoming, ...next.outgoing, ...next.blocked])];
-      // One batch call for every name on the page, however many friends (issue 18).
-      const found = ids.length > 0 ? await lookupPeople(ids) : [];
-      setPeople(new Map(found.map((p) => [p.id, p])));
-      // What was just loaded is newer than any earlier live update.
-      setPresence(new Map());
-      setLists(next);
-      setError(null);
-    } catch (failure) {
-      setError(`Could not load your friends: ${describeError(failure)}`);
-    }
-  }, []);
-
-  /** The Refresh button's version, which shows that it is working. */
-  const refreshNow = (): void => {
-    setRefreshing(true);
-    void refresh().finally(() => setRefreshing(false));
-  };
-
-  useEffect(() => {
-    void refresh();
-  }, [refresh, connection]);
-
-  // No polling: friend requests, acceptances, declines, removals and presence arrive over the socket, and a
-  // reconnect (a new `connection`) loads everything again in case something was missed meanwhile.
-  useSocketEvent((event) => {
-    if (event.message === ServerMessage.friendStatus) {
-      const { userId, Status, StatusText } = event.result;
-      setPresence((old) => new Map(old).set(userId, { status: Status, statusText: StatusText }));
-      return;
-    }
-    if (!isSocialPush(event)) return;
-    const { fromUserId, targetUserId, user: other } = event.result;
-    const otherId = fromUserId === user.Id ? targetUserId : fromUserId;
-    setPeople((old) => new Map(old).set(otherId, personOf(other)));
-    setLists((old) =>
-      old ? applySocialPush(old, event.message, event.result.action, fromUserId === user.Id, otherId) : old,
-    );
-  });
-
-  const personFor = (id: string): Person =>
-    people.get(id) ?? { id, username: 'Unknown user', status: 0, statusText: '' };
-
-  async function act(action: SocialAction, person: Person): Promise<boolean> {
-    setBusy(`${action}:${person.id}`);
-    setNotice(null);
-    try {
-      await session.current.authedCall(action, { targetUserId: person.id });
-      setNotice({ tone: 'success', text: DONE[action](person.username) });
-      // The socket brings the change; without it, load the lists again.
-      if (!liveRef.current) await refresh();
-      return true;
-    } catch (failure) {
-      setNotice({ tone: 'error', text: describeError(failure) });
-      return false;
-    } finally {
-      setBusy(null);
-    }
-  }
-
-  async function addByName(username: string): Promise<string> {
-    let target: PublicUserDto;
-    try {
-      ({ UserData: target } = await call<{ UserData: PublicUserDto }>('getUser', { username }));
-    } catch (failure) {
-      if (failure instanceof ApiError && failure.code === ErrorCode.USER_NOT_FOUND) {
-        throw new FormProblem('No account has that username on this host.', {
-          username: 'No account has that username',
-        });
-      }
-      throw failure;
-    }
-    if (target.Id === user.Id)
-      throw new FormProblem('That is you.', { username: 'That is your own username' });
-    try {
-      await session.current.authedCall('sendFriendRequest', { targetUserId: target.Id });
-    } catch (failure) {
-      if (failure instanceof ApiError && failure.code === ErrorCode.SOCIAL_REFUSED) {
-        throw new FormProblem(failure.message, { username: failure.message });
-      }
-      throw failure;
-    }
-    if (!liveRef.current) await refresh();
-    return target.Username;
-  }
-
-  return {
-    lists,
-    friends: lists ? sortFriends(lists.friends.map(personFor), presence) : [],
-    personFor,
-    error,
-    notice,
-    refreshing,
-    busy,
-    refresh: refreshNow,
-    act,
-    addByName,
-  };
-}
-
-const DONE: Record<SocialAction, (name: string) => string> = {
-  acceptFriendRequest: (name) => `You and ${name} are friends now.`,
-  declineFriendRequest: (name) => `Declined the friend request from ${name}.`,
-  removeFriend: (name) => `${name} is no longer your friend.`,
-  blockUser: (name) => `Blocked ${name}.`,
-  unblockUser: (name) => `Unblocked ${name}.`,
-};
-
-/** Public views of `ids` in one `getUsers` call (chunks of 500); ids nobody has become "Unknown user". */
-async function lookupPeople(ids: string[]): Promise<Person[]> {
-  const out: Person[] = [];
-  for (let i = 0; i < ids.length; i += GET_USERS_MAX) {
-    const chunk = ids.slice(i, i + GET_USERS_MAX);
-    const { Users, NotFound } = await call<GetUsersResult>('getUsers', { userids: chunk });
-    out.push(...Users.map(personOf));
-    for (const id of NotFound) out.push({ id, username: 'Unknown user', status: 0, statusText: '' });
-  }
-  return out;
-}
-
-function isSocialPush(event: SocketEvent): event is Extract<SocketEvent, { message: SocialPushMessage }> {
-  return (
-    event.message === ServerMessage.friendRequest ||
-    event.message === ServerMessage.friendAccepted ||
-    event.message === ServerMessage.friendDeclined ||
-    event.message === ServerMessage.friendRemoved ||
-    event.message === ServerMessage.blockChanged
-  );
-}
-
-const drop = (list: string[], id: string): string[] => list.filter((x) => x !== id);
-const add = (list: string[], id: string): string[] => (list.includes(id) ? list : [...list, id]);
-
-/** The lists after a pushed social action between me and `otherId` (`mine`: I acted). */
-export function applySocialPush(
-  lists: Lists,
-  message: SocialPushMessage,
-  action: string,
-  mine: boolean,
-  otherId: string,
-): Lists {
-  const cleared = {
-    friends: lists.friends,
-    incoming: drop(lists.incoming, otherId),
-    outgoing: drop(lists.outgoing, otherId),
-    blocked: lists.blocked,
-  };
-  switch (message) {
-    case ServerMessage.friendRequest:
-      return mine
-        ? { ...lists, outgoing: add(lists.outgoing, otherId) }
-        : { ...lists, incoming: add(lists.incoming, otherId) };
-    case ServerMessage.friendAccepted:
-      return { ...cleared, friends: add(lists.friends, otherId) };
-    case ServerMessage.friendDeclined:
-      return cleared;
-    case ServerMessage.friendRemoved:
-      return { ...cleared, friends: drop(lists.friends, otherId) };
-    case ServerMessage.blockChanged:
-      return action === 'unblockUser'
-        ? { ...lists, blocked: drop(lists.blocked, otherId) }
-        : { ...cleared, friends: drop(lists.friends, otherId), blocked: add(lists.blocked, otherId) };
-  }
-  return lists;
-}
+/** The friends store, with actions that report on this screen. */
+type Social = Omit<FriendsValue, 'act'> & { act(action: SocialAction, person: Person): Promise<boolean> };
 
 function FriendList({
   social,
@@ -476,7 +275,7 @@ export function sentText(state: InviteRequestState, name: string): string {
     case 'seen':
       return `${name} has seen your invite request.`;
     case 'answered':
-      return `${name} answered your invite request: look for their invite.`;
+      return answeredInviteText(name);
     case 'dismissed':
       return `${name} dismissed your invite request.`;
     case 'expired':
@@ -486,7 +285,11 @@ export function sentText(state: InviteRequestState, name: string): string {
 
 function RequestsCard({ social, onBlock }: { social: Social; onBlock(person: Person): void }) {
   const lists = social.lists!;
-  if (lists.incoming.length === 0 && lists.outgoing.length === 0) return null;
+  // Requests of yours that were answered stay here, saying how, until you have read them.
+  const answered = [...social.outcomes].filter(
+    ([id, outcome]) => outcome !== 'withdrawn' && !lists.outgoing.includes(id),
+  );
+  if (lists.incoming.length === 0 && lists.outgoing.length === 0 && answered.length === 0) return null;
   return (
     <section className="card" aria-labelledby="requests-title">
       <h2 id="requests-title" className="card-title">
@@ -538,41 +341,82 @@ function RequestsCard({ social, onBlock }: { social: Social; onBlock(person: Per
           })}
         </ul>
       ) : null}
-      {lists.outgoing.length > 0 ? (
-        <>
-          <ul className="row-list" aria-label="Sent friend requests">
-            {lists.outgoing.map((id) => {
-              const person = social.personFor(id);
-              return (
-                <li key={id} className="row" data-testid="outgoing-request" data-username={person.username}>
-                  <span className="avatar small" aria-hidden="true">
-                    {person.username.charAt(0).toUpperCase()}
-                  </span>
-                  <div className="row-main">
-                    <p className="row-title">
-                      You asked <strong>{person.username}</strong> to be friends
-                    </p>
-                  </div>
+      {lists.outgoing.length > 0 || answered.length > 0 ? (
+        <ul className="row-list" aria-label="Sent friend requests">
+          {lists.outgoing.map((id) => {
+            const person = social.personFor(id);
+            return (
+              <li key={id} className="row" data-testid="outgoing-request" data-username={person.username}>
+                <span className="avatar small" aria-hidden="true">
+                  {person.username.charAt(0).toUpperCase()}
+                </span>
+                <div className="row-main">
+                  <p className="row-title">
+                    You asked <strong>{person.username}</strong> to be friends
+                  </p>
+                  <p className="row-meta muted small">Waiting for their answer.</p>
+                </div>
+                <div className="row-actions">
                   <span className="state-pill" data-state="seen">
                     Waiting
                   </span>
-                </li>
-              );
-            })}
-          </ul>
-          <p className="muted small">
-            A sent request stays until they accept or decline it; this host has no way to withdraw one.
-          </p>
-        </>
+                  <button
+                    type="button"
+                    className="button small ghost"
+                    disabled={social.busy !== null}
+                    onClick={() => void social.act('cancelFriendRequest', person)}
+                    aria-label={`Withdraw your friend request to ${person.username}`}
+                  >
+                    Withdraw
+                  </button>
+                </div>
+              </li>
+            );
+          })}
+          {answered.map(([id, outcome]) => {
+            const person = social.personFor(id);
+            return (
+              <li
+                key={id}
+                className="row"
+                data-testid="answered-request"
+                data-username={person.username}
+                data-outcome={outcome}
+              >
+                <span className="avatar small" aria-hidden="true">
+                  {person.username.charAt(0).toUpperCase()}
+                </span>
+                <div className="row-main">
+                  <p className="row-title">{requestOutcomeText(outcome, person.username)}</p>
+                </div>
+                <div className="row-actions">
+                  <span className="state-pill" data-state={outcome === 'accepted' ? 'answered' : 'dismissed'}>
+                    {outcome === 'accepted' ? 'Accepted' : 'Declined'}
+                  </span>
+                  <button
+                    type="button"
+                    className="button small ghost"
+                    onClick={() => social.clearOutcome(id)}
+                    aria-label={`Clear: ${requestOutcomeText(outcome, person.username)}`}
+                  >
+                    Clear
+                  </button>
+                </div>
+              </li>
+            );
+          })}
+        </ul>
       ) : null}
     </section>
   );
 }
 
 function AddFriendCard({ social }: { social: Social }) {
-  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [sentTo, setSentTo] = useState<Person | null>(null);
   // Each sent request starts a fresh form, so the emptied box is not flagged as a mistake.
   const [round, setRound] = useState(0);
+  // What became of the request follows its answer (or your withdrawal) while this is shown.
+  const outcome = sentTo ? social.outcomes.get(sentTo.id) : undefined;
   return (
     <section className="card" aria-labelledby="add-friend-title">
       <h2 id="add-friend-title" className="card-title">
@@ -582,14 +426,16 @@ function AddFriendCard({ social }: { social: Social }) {
         key={round}
         social={social}
         onEdit={() => setSentTo(null)}
-        onSent={(name) => {
-          setSentTo(name);
+        onSent={(person) => {
+          setSentTo(person);
           setRound((n) => n + 1);
         }}
       />
       {sentTo ? (
-        <Alert tone="success">
-          Friend request sent to {sentTo}. It waits in their Friends screen until they answer.
+        <Alert tone={outcome === undefined || outcome === 'accepted' ? 'success' : 'info'}>
+          <span data-testid="friend-request-outcome" data-outcome={outcome ?? 'waiting'}>
+            {requestOutcomeText(outcome, sentTo.username)}
+          </span>
         </Alert>
       ) : null}
     </section>
@@ -603,7 +449,7 @@ function AddFriendForm({
 }: {
   social: Social;
   onEdit(): void;
-  onSent(username: string): void;
+  onSent(person: Person): void;
 }) {
   const form = useForm({ username: '' }, (v) => {
     const problem = usernameProblem(v.username.trim());

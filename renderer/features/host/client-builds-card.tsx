@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
+import { useCallback, useId, useState, type FormEvent } from 'react';
 import {
   BUILD_FILES_MAX,
   buildFileNameProblem,
@@ -8,18 +8,13 @@ import {
   type BuildListDto,
   type BuildVersionDto,
 } from '../../../server/protocol/builds.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { ApiError, call, describeError } from '../../shared/api-client.js';
 import { useConfirm } from '../../shared/confirm-dialog.js';
+import { announceChange, useLiveRefresh } from '../../shared/live-refresh.js';
 import { useSession } from '../../shared/session.js';
 import { isAbort, postForm } from '../../shared/upload-request.js';
 import { Alert, FormStatus, TextField } from '../../shared/ui.js';
-
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GB`;
-}
 
 /**
  * Publishing client builds (admins and the owner): a name, a version and its files, sent as one multipart upload
@@ -50,7 +45,7 @@ export function ClientBuildsCard() {
       })
       .catch((e: unknown) => setLoadError(describeError(e)));
   }, []);
-  useEffect(load, [load]);
+  useLiveRefresh('builds', load);
 
   function check(): Record<string, string> {
     const out: Record<string, string> = {};
@@ -98,6 +93,7 @@ export function ClientBuildsCard() {
       setFiles([]);
       setFileInputKey((k) => k + 1);
       load();
+      announceChange('builds');
     } catch (error) {
       if (isAbort(error)) setProblem('Publishing was cancelled; nothing was kept.');
       else if (error instanceof ApiError && Object.keys(error.fields).length > 0) {
@@ -136,6 +132,7 @@ export function ClientBuildsCard() {
       async () => {
         await authedCall('builds/remove', { name: v.Name, version: v.Version });
         load();
+        announceChange('builds');
       },
     ).catch((error: unknown) => setLoadError(describeError(error)));
   }
@@ -190,7 +187,7 @@ export function ClientBuildsCard() {
           <p id={`${filesId}-message`} className={errors.file ? 'field-message is-error' : 'field-message'}>
             {errors.file ??
               (files.length > 0
-                ? files.map((f) => `${f.name} (${bytes(f.size)})`).join(', ')
+                ? files.map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ')
                 : 'One or more files: a download per platform, for example.')}
           </p>
         </div>
@@ -207,7 +204,7 @@ export function ClientBuildsCard() {
               <div className="progress-fill" style={{ width: `${percent}%` }} />
             </div>
             <span className="small muted">
-              {percent}% of {bytes(progress.total)}
+              {percent}% of {formatBytes(progress.total)}
             </span>
           </div>
         ) : null}
@@ -240,7 +237,7 @@ export function ClientBuildsCard() {
                   </p>
                   <p className="row-meta muted small">
                     {v.Files.map((f) => f.FileName).join(', ')} ·{' '}
-                    {bytes(v.Files.reduce((sum, f) => sum + f.Size, 0))}
+                    {formatBytes(v.Files.reduce((sum, f) => sum + f.Size, 0))}
                   </p>
                 </div>
                 <div className="row-actions">

@@ -4,6 +4,7 @@ import type { HostBridge, HostState } from '../../../server/protocol/host-bridge
 import { useConfirm } from '../../shared/confirm-dialog.js';
 import { FormProblem, useForm } from '../../shared/form.js';
 import { hostBridge } from '../../shared/host-bridge.js';
+import { replaceRoute } from '../../shared/route.js';
 import { useSession } from '../../shared/session.js';
 import { Alert, FormStatus, Spinner, SubmitButton, TextField } from '../../shared/ui.js';
 import {
@@ -17,6 +18,7 @@ import {
   settingsPatch,
 } from './host-model.js';
 import { ClientBuildsCard } from './client-builds-card.js';
+import { FirstRunCard } from './first-run-card.js';
 import {
   ConnectedUserList,
   GameServerTokensCard,
@@ -30,13 +32,19 @@ import {
  * the owner and admins get the administration cards in any window (issue 18): in a browser the host status
  * comes from the API instead of the desktop bridge.
  */
-export function HostPage() {
+export function HostPage({ firstRun = false }: { firstRun?: boolean }) {
   const bridge = hostBridge();
   const { user } = useSession();
   const admin = user.Rank >= Rank.Admin;
+  // A code made by the first-run card shows in the codes list at once.
+  const [codesRound, setCodesRound] = useState(0);
+  const next =
+    firstRun && admin ? (
+      <FirstRunCard onDone={() => replaceRoute('host')} onCodeMade={() => setCodesRound((n) => n + 1)} />
+    ) : null;
   const cards = admin ? (
     <>
-      <InviteCodesCard />
+      <InviteCodesCard key={codesRound} />
       <GameServerTokensCard />
       <ClientBuildsCard />
     </>
@@ -50,15 +58,29 @@ export function HostPage() {
             The server your community uses: who can reach it, who is connected, and who may join.
           </p>
         </header>
+        {next}
         {admin ? <HostStatusCard /> : null}
         {cards}
       </div>
     );
   }
-  return <HostControls bridge={bridge}>{cards}</HostControls>;
+  return (
+    <HostControls bridge={bridge} next={next}>
+      {cards}
+    </HostControls>
+  );
 }
 
-function HostControls({ bridge, children }: { bridge: HostBridge; children?: ReactNode }) {
+function HostControls({
+  bridge,
+  next,
+  children,
+}: {
+  bridge: HostBridge;
+  /** The first-run card, first on the page. */
+  next?: ReactNode;
+  children?: ReactNode;
+}) {
   const [state, setState] = useState<HostState | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [busy, setBusy] = useState<'start' | 'stop' | null>(null);
@@ -153,6 +175,7 @@ function HostControls({ bridge, children }: { bridge: HostBridge; children?: Rea
           </p>
         </div>
       </header>
+      {next}
 
       <section className="card" aria-labelledby="host-state-title">
         <div className="card-heading spread">

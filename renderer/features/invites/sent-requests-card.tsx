@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { SentInviteRequestDto } from '../../../server/protocol/socket.js';
 import { ServerMessage } from '../../../server/protocol/socket.js';
+import { answeredInviteText } from '../../shared/invite-words.js';
 import { describeError } from '../../shared/api-client.js';
 import { useSession } from '../../shared/session.js';
 import { useSocketEvent, useSocketStatus } from '../../shared/socket-context.js';
@@ -80,6 +81,11 @@ export function SentRequestsCard() {
                       {formatDateTime(request.sentAt)}
                     </time>
                   </p>
+                  {state === 'answered' ? (
+                    <p className="row-meta small" data-testid="sent-invite-next">
+                      {answeredInviteText(who)}
+                    </p>
+                  ) : null}
                 </div>
                 <span className="state-pill" data-state={state} data-testid="sent-invite-state">
                   {STATE_LABELS[state]}

@@ -1,6 +1,7 @@
-import { Rank, RANK_NAMES } from '../../../server/protocol/enums.js';
+import { Rank } from '../../../server/protocol/enums.js';
 import { TIME_END_MAX, type ModerationAction } from '../../../server/protocol/schemas.js';
 import type { BanStatusDto, WarnStatusDto } from '../../../server/protocol/types.js';
+import { rankLabel } from '../../shared/ranks.js';
 import { formatDateTime } from '../../shared/time.js';
 
 /** The moderation view of a user, as `moderation`, `moderationLookup` and log entries carry it. */
@@ -40,7 +41,7 @@ export interface Caller {
 }
 
 export function rankName(rank: number): string {
-  return RANK_NAMES[rank as Rank] ?? `Rank ${rank}`;
+  return rankLabel(rank);
 }
 
 /** Why the caller may not act on `target`, or null when they may (strictly higher rank, never themselves). */

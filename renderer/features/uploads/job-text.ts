@@ -1,8 +1,8 @@
 import { UploadType } from '../../../server/protocol/enums.js';
 import { ErrorCode } from '../../../server/protocol/errors.js';
 import { uploadTypeOf } from '../../../server/protocol/uploads.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { mapServerFields, type AssetKind } from './meta-form.js';
-import { formatBytes } from './progress.js';
 import type { UploadKind } from './resume-store.js';
 
 /** Words for upload failures and kinds, shared by the form and the upload list. */

@@ -398,3 +398,18 @@ export function buildEffect(
     ? { kind: 'replace', platform: platformName(platform), fileId: current.FileId, others }
     : { kind: 'add', platform: platformName(platform), others };
 }
+
+/** An "Upload as" choice: which asset, and what the file does to it on the platform chosen for it. */
+export function updateOptionLabel(
+  asset: { Name: string; Builds: { FileId: string; BuildPlatform: number }[] },
+  platform: BuildPlatform,
+): string {
+  const effect = buildEffect(asset, platform);
+  const name = `Update “${asset.Name || 'Untitled'}”`;
+  if (effect.kind === 'replace') {
+    const kept = effect.others.length > 0 ? ` (keeps ${effect.others.join(' + ')})` : '';
+    return `${name}: replace its ${effect.platform} build${kept}`;
+  }
+  const has = effect.others.length > 0 ? `has ${effect.others.join(' + ')}` : 'no builds yet';
+  return `${name}: add ${/^[aeiou]/i.test(effect.platform) ? 'an' : 'a'} ${effect.platform} build (${has})`;
+}

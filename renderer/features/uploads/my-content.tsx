@@ -3,6 +3,7 @@ import { BuildPlatform, UploadType } from '../../../server/protocol/enums.js';
 import { ErrorCode } from '../../../server/protocol/errors.js';
 import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
 import type { AvatarMetaDto, WorldMetaDto } from '../../../server/protocol/uploads.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { ApiError, describeError } from '../../shared/api-client.js';
 import { CopyButton } from '../../shared/copy-button.js';
 import { useSession } from '../../shared/session.js';
@@ -22,7 +23,6 @@ import type { ContentState } from './hooks.js';
 import { plainMessage } from './job-text.js';
 import { platformName, publicityName, type AssetKind } from './meta-form.js';
 import { ImagePreview } from './meta-fields.js';
-import { formatBytes } from './progress.js';
 import { badgeOf } from './upload-list.js';
 
 const PLATFORMS = [BuildPlatform.Windows, BuildPlatform.Android] as const;

@@ -1,21 +1,5 @@
-/** Sizes, speeds and times left, as an upload list shows them. Pure: tests run it in Node. */
-
-const UNITS = ['B', 'kB', 'MB', 'GB', 'TB'] as const;
-
-/** Decimal units, as the host's own limit is phrased ("1000 MB"): 1 kB = 1000 bytes. */
-export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes) || bytes < 0) return '–';
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < UNITS.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  if (unit === 0) return `${Math.round(value)} B`;
-  // One decimal while it carries information (1.5 MB), none once the number is big (153 MB).
-  const digits = value >= 100 ? 0 : 1;
-  return `${value.toFixed(digits)} ${UNITS[unit]}`;
-}
+/** Speeds and times left, as an upload list shows them. Pure: tests run it in Node. */
+import { formatBytes } from '../../shared/bytes.js';
 
 export function formatSpeed(bytesPerSecond: number): string {
   return `${formatBytes(bytesPerSecond)}/s`;

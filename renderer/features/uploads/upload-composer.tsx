@@ -15,6 +15,7 @@ import {
   type WorldMetaDto,
 } from '../../../server/protocol/uploads.js';
 import type { UploadRulesDto } from '../../../server/protocol/host-info.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { focusFirstInvalid, hasErrors } from '../../shared/form.js';
 import { Alert, FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
 import { fileIdOfUrl, fileUrl, imageChoices, isImageName, type MyContent } from './content-api.js';
@@ -30,6 +31,7 @@ import {
   parseTags,
   platformName,
   RULES,
+  updateOptionLabel,
   valuesFromAvatar,
   valuesFromWorld,
   type AssetKind,
@@ -44,7 +46,6 @@ import {
   SelectField,
   TextAreaField,
 } from './meta-fields.js';
-import { formatBytes } from './progress.js';
 import type { ResumeRecord } from './resume-store.js';
 import { isLive, type Job, type UploadQueue } from './upload-queue.js';
 
@@ -107,7 +108,8 @@ export function UploadComposer({
   const [serverErrors, setServerErrors] = useState<MetaErrors>({});
   const [formMessage, setFormMessage] = useState<string | null>(null);
   const [pickErrors, setPickErrors] = useState<string[]>([]);
-  const [notice, setNotice] = useState<string | null>(null);
+  /** What became of the files just picked; it lasts while one of its uploads (`jobIds`) is still under way. */
+  const [notice, setNotice] = useState<{ text: string; jobIds: number[] } | null>(null);
   const [dragging, setDragging] = useState(false);
   /** The failed upload this draft reopened; sending the draft takes its place in the list. */
   const [replacing, setReplacing] = useState<number | null>(null);
@@ -170,6 +172,7 @@ export function UploadComposer({
   function handleFiles(files: File[]): void {
     const rejected: string[] = [];
     const queued: string[] = [];
+    const queuedIds: number[] = [];
     const assets: { file: File; kind: AssetKind }[] = [];
     const images: BatchImage[] = [];
     for (const file of files) {
@@ -186,7 +189,7 @@ export function UploadComposer({
       }
       const interrupted = queue.findInterrupted(file);
       if (interrupted) {
-        queue.add(specOf(interrupted, file));
+        queuedIds.push(queue.add(specOf(interrupted, file)));
         queued.push(`Resuming “${file.name}” where it stopped.`);
         continue;
       }
@@ -196,10 +199,11 @@ export function UploadComposer({
       }
       const jobId = queue.add({ file, kind: fileKind, meta: null, title: file.name, values: null });
       if (isImageName(file.name)) images.push({ jobId, name: file.name });
+      queuedIds.push(jobId);
       queued.push(`“${file.name}” is in the upload list.`);
     }
     setPickErrors(rejected);
-    setNotice(queued.length > 0 ? queued.join(' ') : null);
+    setNotice(queued.length > 0 ? { text: queued.join(' '), jobIds: queuedIds } : null);
     const [first, ...rest] = assets;
     if (first) {
       // Images that came with a build: the first becomes its image (or thumbnail) unless the person picks another.
@@ -254,8 +258,8 @@ export function UploadComposer({
       return true;
     },
     resume(record, file) {
-      queue.add(specOf(record, file));
-      setNotice(`Resuming “${file.name}” where it stopped.`);
+      const jobId = queue.add(specOf(record, file));
+      setNotice({ text: `Resuming “${file.name}” where it stopped.`, jobIds: [jobId] });
     },
   }));
 
@@ -325,14 +329,14 @@ export function UploadComposer({
       ? `${existing.Name || 'Untitled'} · ${platformName(values.platform)} build`
       : `New ${draft.kind} “${name}”`;
     if (replacing !== null) queue.remove(replacing);
-    queue.add({
+    const jobId = queue.add({
       file: draft.file,
       kind: draft.kind,
       meta: metaField(draft.kind, shown),
       title,
       values: shown,
     });
-    setNotice(`“${draft.file.name}” is in the upload list.`);
+    setNotice({ text: `“${draft.file.name}” is in the upload list.`, jobIds: [jobId] });
     setPickErrors([]);
     discard();
   }
@@ -427,7 +431,9 @@ export function UploadComposer({
         </Alert>
       ) : null}
       <div className="composer-notice" role="status">
-        {notice ? <p>{notice}</p> : null}
+        {notice && notice.jobIds.some((id) => jobs.some((j) => j.id === id && isLive(j))) ? (
+          <p>{notice.text}</p>
+        ) : null}
       </div>
 
       {draft && kind ? (
@@ -453,8 +459,7 @@ export function UploadComposer({
             <option value="">A new {kind}</option>
             {(kind === 'avatar' ? (content?.Avatars ?? []) : (content?.Worlds ?? [])).map((asset) => (
               <option key={asset.Id} value={asset.Id}>
-                Update “{asset.Name || 'Untitled'}” (
-                {asset.Builds.map((b) => platformName(b.BuildPlatform)).join(' + ') || 'no builds'})
+                {updateOptionLabel(asset, values.platform)}
               </option>
             ))}
           </SelectField>

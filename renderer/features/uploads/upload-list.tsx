@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { BuildPlatform } from '../../../server/protocol/enums.js';
 import { ErrorCode } from '../../../server/protocol/errors.js';
+import { formatBytes } from '../../shared/bytes.js';
 import { ApiError, describeError } from '../../shared/api-client.js';
 import { CopyButton } from '../../shared/copy-button.js';
 import { useSession } from '../../shared/session.js';
@@ -8,7 +9,7 @@ import { formatDateTime } from '../../shared/time.js';
 import { fileUrl, type MyContent } from './content-api.js';
 import { failureText, isAssetKind, isFinalRefusal, KIND_NAMES } from './job-text.js';
 import type { AssetKind } from './meta-form.js';
-import { formatBytes, formatDuration, formatSpeed, percentOf } from './progress.js';
+import { formatDuration, formatSpeed, percentOf } from './progress.js';
 import { sameFile, type ResumeRecord } from './resume-store.js';
 import {
   hasFieldErrors,

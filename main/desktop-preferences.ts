@@ -1,6 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { writeFileAtomic } from '../server/store/durable-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 
 export const PREFERENCES_FILE_NAME = 'preferences.json';
 
@@ -54,5 +54,32 @@ export function createPreferencesFile(path: string): PreferencesFile {
       await mkdir(dirname(path), { recursive: true });
       await writeFileAtomic(path, JSON.stringify(parsePreferences(preferences), null, 2) + '\n', true);
     },
+  };
+}
+
+/** The preferences in use, saved as they change. */
+export interface Preferences {
+  get(): DesktopPreferences;
+  /** Applies `patch` at once and saves it; saves run one after another, so the last change is the one on disk. */
+  set(patch: Partial<DesktopPreferences>): void;
+  /** Resolves once every save asked for so far is done (quitting waits for it). */
+  saved(): Promise<void>;
+}
+
+/** Loads the file's preferences; a save that fails is reported to `saveFailed` (the next change tries again). */
+export async function openPreferences(
+  file: PreferencesFile,
+  saveFailed: (error: unknown) => void,
+): Promise<Preferences> {
+  let preferences = await file.load();
+  let saving: Promise<void> = Promise.resolve();
+  return {
+    get: () => preferences,
+    set(patch) {
+      preferences = { ...preferences, ...patch };
+      const snapshot = preferences;
+      saving = saving.then(() => file.save(snapshot)).catch(saveFailed);
+    },
+    saved: () => saving,
   };
 }

@@ -1,7 +1,8 @@
+// The host's lifecycle as the desktop shell sees it. Runs in the Electron main process: it knows hosts only through
+// StartHost (a utility process in the app: host-process.ts; the server in this process for tests: in-process-host.ts),
+// so nothing of the server is loaded here.
 import type { ConfigOverrides } from '../server/config.js';
-import { createServer, type HostOptions, type HostServer } from '../server/host.js';
 import type { HostClients, HostSettings, HostState } from '../server/protocol/host-bridge.js';
-import { attachHostAgent } from './host-agent.js';
 import type { HostNotice } from './host-messages.js';
 
 /** A host that is serving, wherever it runs (its own process in the app, this process in some tests). */
@@ -41,36 +42,6 @@ export interface HostHooks {
 /** Starts a host on a configuration; rejects with the start error (its `code`, e.g. EADDRINUSE, kept). */
 export type StartHost = (config: ConfigOverrides, hooks: HostHooks) => Promise<RunningHost>;
 
-/** The host in this very process (tests, embedders); it never exits on its own. */
-export function inProcessHost(
-  serverOptions: HostOptions = {},
-  onStarted?: (server: HostServer) => void,
-): StartHost {
-  return async (config, hooks) => {
-    const server = await createServer(config, serverOptions);
-    onStarted?.(server);
-    const agent = attachHostAgent(server, hooks.notice);
-    return {
-      url: server.url,
-      lanUrls: server.lanUrls,
-      dataDir: server.config.dataDir,
-      setupSecret: () => server.setupSecret,
-      clients: agent.clients,
-      setDesktopUser: (user) => {
-        // A user that does not verify simply gets no notifications.
-        agent.setDesktopUser(user).catch(() => undefined);
-      },
-      uploadsInProgress: agent.uploadsInProgress,
-      dismissInvite: agent.dismissInvite,
-      ping: async () => 'pong',
-      async close() {
-        agent.dispose();
-        await server.close();
-      },
-    };
-  };
-}
-
 export interface HostControllerOptions {
   settings: HostSettings;
   /**
@@ -85,8 +56,8 @@ export interface HostControllerOptions {
   saveSettings(settings: HostSettings): Promise<void>;
   /** Everything but host/port/dataDir (e.g. uiDir, password hashing cost). */
   serverConfig?: Omit<ConfigOverrides, 'host' | 'port' | 'dataDir'>;
-  /** How a host is started (default: in this process). The desktop app runs it in a utility process. */
-  startHost?: StartHost;
+  /** How a host is started: the desktop app runs it in a utility process (host-process.ts). */
+  startHost: StartHost;
   /** Waits before each restart after the host ended on its own; the last one repeats (default 1, 2, 5, 10, 30 s). */
   restartDelaysMs?: readonly number[];
   /** Consecutive failed restarts after which the controller stops trying and shows the error (default 8). */
@@ -140,16 +111,56 @@ export function isPortProblem(error: unknown): boolean {
   return code === 'EADDRINUSE' || code === 'EACCES';
 }
 
-export { clientsOf } from './host-agent.js';
+/** Runs operations one after another; each caller gets its own operation's result or failure. */
+function serialQueue(): <T>(operation: () => Promise<T>) => Promise<T> {
+  let queue: Promise<unknown> = Promise.resolve();
+  return <T>(operation: () => Promise<T>): Promise<T> => {
+    const next = queue.then(operation, operation);
+    // Only keeps the queue going: `next`, failure included, goes back to the caller.
+    queue = next.catch(() => undefined);
+    return next;
+  };
+}
+
+/** The supervisor's back-off: consecutive unplanned ends and failed restarts, and the pause before the next. */
+function restartBackoff(delays: readonly number[], maxRestarts: number) {
+  // The next pause is delays[count - 1], the last one repeating.
+  let count = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const cancel = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+  return {
+    cancel,
+    /** The back-off starts over, no restart pending (a start the user asked for, a host that served long enough). */
+    reset(): void {
+      cancel();
+      count = 0;
+    },
+    /** Runs `restart` after the next pause, or gives up; returns the words for the state's error. */
+    schedule(why: string, restart: () => void): string {
+      count++;
+      if (count > maxRestarts)
+        return `${why}; gave up after ${maxRestarts} restarts (start it again when fixed)`;
+      const delay = delays[Math.min(count, delays.length) - 1] ?? 1000;
+      cancel();
+      timer = setTimeout(() => {
+        timer = null;
+        restart();
+      }, delay);
+      timer.unref();
+      return `${why}; restarting in ${Math.round(delay / 100) / 10} s`;
+    },
+  };
+}
 
 /**
  * Owns the host's lifecycle: one start/stop/restart at a time, with the state the UI shows. A host that ends on
  * its own is started again after a growing pause (supervision); one the user stopped stays stopped.
  */
 export function createHostController(options: HostControllerOptions): HostController {
-  const startHost = options.startHost ?? inProcessHost();
-  const delays = options.restartDelaysMs ?? [1000, 2000, 5000, 10_000, 30_000];
-  const maxRestarts = options.maxRestarts ?? 8;
+  const { startHost } = options;
   const stableAfterMs = options.stableAfterMs ?? 60_000;
   let settings: HostSettings = { ...options.settings };
   let settingsProblem: Error | null = options.settingsProblem ?? null;
@@ -159,12 +170,13 @@ export function createHostController(options: HostControllerOptions): HostContro
   let lastFailure: unknown = null;
   let closed = false;
   let desktopUser: DesktopUser | null = null;
-  // Consecutive unplanned ends and failed restarts; the next pause is delays[restarts - 1].
-  let restarts = 0;
-  let restartTimer: NodeJS.Timeout | null = null;
+  const restarts = restartBackoff(
+    options.restartDelaysMs ?? [1000, 2000, 5000, 10_000, 30_000],
+    options.maxRestarts ?? 8,
+  );
   // Operations run one after another so a double click on "start" or a restart racing a stop cannot leave two
   // hosts fighting over the data folder lock.
-  let queue: Promise<unknown> = Promise.resolve();
+  const serialize = serialQueue();
 
   const state = (): HostState => ({
     running: server !== null,
@@ -182,27 +194,9 @@ export function createHostController(options: HostControllerOptions): HostContro
     return current;
   };
 
-  const serialize = <T>(operation: () => Promise<T>): Promise<T> => {
-    const next = queue.then(operation, operation);
-    // Only keeps the queue going: `next`, failure included, goes back to the caller.
-    queue = next.catch(() => undefined);
-    return next;
-  };
-
-  const cancelRestart = (): void => {
-    if (restartTimer) clearTimeout(restartTimer);
-    restartTimer = null;
-  };
-
   /** Schedules the next restart, or gives up; returns the words for the state's error. */
-  const scheduleRestart = (why: string): string => {
-    restarts++;
-    if (restarts > maxRestarts)
-      return `${why}; gave up after ${maxRestarts} restarts (start it again when fixed)`;
-    const delay = delays[Math.min(restarts, delays.length) - 1] ?? 1000;
-    cancelRestart();
-    restartTimer = setTimeout(() => {
-      restartTimer = null;
+  const scheduleRestart = (why: string): string =>
+    restarts.schedule(why, () => {
       serialize(async () => {
         if (closed || server) return;
         await doStart(true);
@@ -211,18 +205,12 @@ export function createHostController(options: HostControllerOptions): HostContro
         lastError = error instanceof Error ? error.message : String(error);
         changed();
       });
-    }, delay);
-    restartTimer.unref();
-    return `${why}; restarting in ${Math.round(delay / 100) / 10} s`;
-  };
+    });
 
   async function doStart(automatic = false): Promise<HostState> {
     if (closed) throw new Error('the host is shutting down');
     if (server) return state();
-    if (!automatic) {
-      cancelRestart();
-      restarts = 0;
-    }
+    if (!automatic) restarts.reset();
     if (settingsProblem !== null && options.reloadSettings) {
       const reloaded = await options.reloadSettings();
       settingsProblem = reloaded.problem;
@@ -244,7 +232,7 @@ export function createHostController(options: HostControllerOptions): HostContro
           exited: (how) => {
             if (!current()) return;
             server = null;
-            if (Date.now() - startedAt >= stableAfterMs) restarts = 0;
+            if (Date.now() - startedAt >= stableAfterMs) restarts.reset();
             lastFailure = null;
             lastError = closed ? null : scheduleRestart(`the host stopped unexpectedly (${how})`);
             changed();
@@ -270,7 +258,7 @@ export function createHostController(options: HostControllerOptions): HostContro
   }
 
   async function doStop(): Promise<HostState> {
-    cancelRestart();
+    restarts.cancel();
     const running = server;
     if (!running) {
       // A stop while a restart was pending: the user wants it stopped, not "restarting in...".
@@ -311,7 +299,7 @@ export function createHostController(options: HostControllerOptions): HostContro
     close: () =>
       serialize(async () => {
         closed = true;
-        cancelRestart();
+        restarts.cancel();
         const running = server;
         server = null;
         await running?.close();

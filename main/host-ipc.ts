@@ -1,6 +1,6 @@
 import { ipcMain, type IpcMainInvokeEvent } from 'electron';
 import type { HostState, NotificationRequest } from '../server/protocol/host-bridge.js';
-import { assertUsableDataFolder, ForeignDataFolderError } from '../server/store/data-folder.js';
+import { assertUsableDataFolder, ForeignDataFolderError } from '../shared/data-folder.js';
 import type { HostController } from './host-controller.js';
 import { HOST_CHANNELS } from './ipc-channels.js';
 import {

@@ -1,8 +1,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { DEFAULT_PORT, defaultDataDir } from '../server/config.js';
+import { DEFAULT_PORT, defaultDataDir } from '../shared/host-defaults.js';
 import type { HostSettings } from '../server/protocol/host-bridge.js';
-import { writeFileAtomic } from '../server/store/durable-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 import { z } from 'zod';
 import {
   IpcArgumentError,

@@ -1,7 +1,8 @@
 // The command line and the desktop app's host process load the server from bundled files (dist/bundle/cli.js,
 // dist/bundle/host-child.js, sharing one chunk): resolving and reading several hundred small module files took about
-// a third of the host's startup. The compiled modules in dist/server and dist/main stay for the Electron main
-// process and the tests. The password hasher is native code and is loaded from node_modules.
+// a third of the host's startup. The compiled modules stay beside them: dist/main and dist/shared are the Electron
+// main process (which loads nothing of dist/server), dist/server is for the tests and benchmarks. The password hasher
+// is native code and is loaded from node_modules.
 import { rm } from 'node:fs/promises';
 import { rolldown } from 'rolldown';
 

@@ -5,7 +5,7 @@ import { COLLECTIONS } from './host.js';
 import { logKeyOf, MODERATION_LOG, MODERATION_LOG_FILE } from './services/moderation.js';
 import { FILES_FOLDER_MARKER, inspectDataFolder } from './store/data-folder.js';
 import { importIntoEmptyDatabase, type ImportedEntry, type ImportedRecord } from './store/pg-import.js';
-import { redactUrl } from './store/pg-url.js';
+import { redactUrl } from '../shared/redact-url.js';
 import { hostSettings, SETTINGS } from './store/settings.js';
 import { Store } from './store/store.js';
 

@@ -15,11 +15,11 @@ import { RANK_NAMES, type Rank } from './protocol/enums.js';
 import { AppError } from './errors.js';
 import { BuildsUsageError, buildsCommand } from './cli-builds.js';
 import { userResetPassword, UserUsageError } from './cli-users.js';
-import { redactUrl } from './store/pg-url.js';
+import { redactUrl } from '../shared/redact-url.js';
 import { isLoopbackHost, OPEN_TO_LAN_HINT } from './protocol/host-info.js';
+import { BUILT_UI_DIR } from '../shared/built-paths.js';
 
-/** Where `npm run build` puts the UI, relative to this file once compiled (dist/server/cli.js). */
-export const BUILT_UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'renderer');
+export { BUILT_UI_DIR };
 
 const MAIN_HELP = `Hypernex Companion: a Hypernex-compatible host for your LAN.
 
@@ -175,7 +175,16 @@ async function serve(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   keepServingAfterRejections(logger);
-  const server = await createServer(merged, { logger });
+  let server: HostServer;
+  try {
+    server = await createServer(merged, { logger });
+  } catch (error) {
+    // A refused start (a bad data file, a folder in use) goes to main, which prints it and exits 1; the signal
+    // handlers of a host that never ran must not outlive it (they would swallow the first SIGINT of an embedder).
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    throw error;
+  }
   // One write, so a reader that sees the "listening on" line sees the rest with it; "data folder" comes last.
   process.stdout.write(`listening on ${server.url}\n${hostInfo(server)}`);
   await stopped;

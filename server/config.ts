@@ -1,6 +1,5 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PORT, defaultDataDir } from '../shared/host-defaults.js';
 
 /** Every limit and setting of the host in one place, with safe defaults (DESIGN: limits as options). */
 export interface HostConfig {
@@ -153,6 +152,22 @@ export interface HostConfig {
     /** Invite requests kept per user (newest first). */
     inviteRequestHistory: number;
   };
+  /** The outgoing webhook (set on the Host screen): how hard the host tries to deliver each message. */
+  webhooks: {
+    /** Tries per message, the first included; then it is given up with a line in the log. */
+    maxAttempts: number;
+    /** Wait before the second try; doubled for each one after it (less a random part), up to retryMaxMs. */
+    retryBaseMs: number;
+    retryMaxMs: number;
+    /** Longest wait an HTTP 429's retry_after may ask for; a longer one gives the message up. */
+    retryAfterMaxMs: number;
+    /** Longest one POST may take (connecting, sending and the answer). */
+    timeoutMs: number;
+    /** Messages waiting to be sent; when full the oldest is dropped with a line in the log. */
+    queueSize: number;
+    /** At close, how long messages still being sent get to finish before they are dropped. */
+    closeGraceMs: number;
+  };
   limits: {
     /** Largest JSON or urlencoded body, in bytes. */
     jsonBodyBytes: number;
@@ -174,16 +189,8 @@ export interface HostConfig {
   };
 }
 
-export function defaultDataDir(): string {
-  if (process.platform === 'win32') {
-    return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Hypernex Companion');
-  }
-  if (process.platform === 'darwin')
-    return join(homedir(), 'Library', 'Application Support', 'Hypernex Companion');
-  return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'hypernex-companion');
-}
-
-export const DEFAULT_PORT = 5180;
+// The desktop shell's settings start on these too: they live in shared/, which it loads without the server.
+export { DEFAULT_PORT, defaultDataDir };
 
 export function defaultConfig(): HostConfig {
   return {
@@ -241,6 +248,15 @@ export function defaultConfig(): HostConfig {
       inviteRequestTtlSeconds: 15 * 60,
       inviteRequestHistory: 200,
     },
+    webhooks: {
+      maxAttempts: 5,
+      retryBaseMs: 2000,
+      retryMaxMs: 60_000,
+      retryAfterMaxMs: 300_000,
+      timeoutMs: 10_000,
+      queueSize: 100,
+      closeGraceMs: 2000,
+    },
     limits: {
       jsonBodyBytes: 256 * 1024,
       loginFailures: 10,
@@ -254,8 +270,12 @@ export function defaultConfig(): HostConfig {
 }
 
 export type ConfigOverrides = Partial<
-  Omit<HostConfig, 'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances' | 'cluster' | 'postgres'>
+  Omit<
+    HostConfig,
+    'passwordHash' | 'limits' | 'socket' | 'uploads' | 'instances' | 'cluster' | 'postgres' | 'webhooks'
+  >
 > & {
+  webhooks?: Partial<HostConfig['webhooks']>;
   cluster?: Partial<HostConfig['cluster']>;
   postgres?: Partial<HostConfig['postgres']>;
   instances?: Partial<HostConfig['instances']>;
@@ -353,6 +373,17 @@ const CONFIG_SHAPE = {
       inviteRequestHistory: numberValue,
     })
     .partial(),
+  webhooks: z
+    .strictObject({
+      maxAttempts: z.number().int().min(1).max(100),
+      retryBaseMs: numberValue,
+      retryMaxMs: numberValue,
+      retryAfterMaxMs: numberValue,
+      timeoutMs: numberValue,
+      queueSize: z.number().int().min(1),
+      closeGraceMs: numberValue,
+    })
+    .partial(),
   limits: z
     .strictObject({
       jsonBodyBytes: numberValue,
@@ -404,5 +435,6 @@ export function resolveConfig(overrides: ConfigOverrides = {}): HostConfig {
     instances: { ...base.instances, ...overrides.instances },
     cluster: { ...base.cluster, ...overrides.cluster },
     postgres: { ...base.postgres, ...overrides.postgres },
+    webhooks: { ...base.webhooks, ...overrides.webhooks },
   };
 }

@@ -60,7 +60,7 @@ import {
 import { Store } from './store/store.js';
 import type { HostStore } from './store/seam.js';
 import { useAsFilesFolder } from './store/data-folder.js';
-import { redactUrl } from './store/pg-url.js';
+import { redactUrl } from '../shared/redact-url.js';
 import type { LogFileSystem } from './store/wal.js';
 import {
   createModerationService,
@@ -72,6 +72,7 @@ import {
   type ModerationService,
 } from './services/moderation.js';
 import { USERS, UsersRepo } from './store/users.js';
+import { createWebhooks } from './services/webhooks.js';
 import { SETTINGS } from './store/settings.js';
 
 export type { HostCore } from './host-core.js';
@@ -230,6 +231,8 @@ export async function openHost(
       log: moderationLog,
       content: uploads,
     });
+    // Issue 28: moderation actions and sign-ups this host commits, to the owner's webhook, in the background.
+    const webhooks = createWebhooks({ ...deps, log, localHosts });
     await setup.init();
     return {
       config,
@@ -258,8 +261,11 @@ export async function openHost(
       lanUrls: cachedLanUrls,
       localHosts,
       passwords,
+      webhooks,
       async close() {
         stopSocialPush();
+        // First: a message still being sent may read the settings from the store.
+        await webhooks.close();
         await popularity
           .flush()
           .catch((error: unknown) => log.error({ err: error }, 'popularity flush failed at close'));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { InstanceMeta } from '../protocol/instances.js';
-import { redactUrl } from '../store/pg-url.js';
+import { redactUrl } from '../../shared/redact-url.js';
 
 /**
  * What several host processes sharing one database tell each other through Redis (issue 15). Each process has a

@@ -54,6 +54,10 @@ export interface AccountsService {
   }>;
   /** `remote` is the caller's address; wrong passwords from it are throttled per username. */
   login(input: LoginRequest, remote?: string): Promise<LoginOutcome>;
+  /** The user with this id, as stored (undefined when there is none); no token checked. */
+  findUser(userId: string): Promise<StoredUser | undefined>;
+  /** The user with this username (case-insensitive), as stored, or undefined; no token checked. */
+  findUserByName(username: string): Promise<StoredUser | undefined>;
   /** The user whose live token this is, or null (unknown user, wrong or expired token, banned, warned). */
   authenticate(userId: string, tokenContent: string): Promise<StoredUser | null>;
   /** `authenticate` for a user record this request already read. */
@@ -267,6 +271,8 @@ export function createAccountsService(
 
   return {
     isBanned,
+    findUser: (userId) => users.get(userId),
+    findUserByName: (username) => users.byUsername(username),
     authenticate,
     authenticateUser,
 
@@ -311,7 +317,9 @@ export function createAccountsService(
           await deps.inviteCodes.claim(t, input.inviteCode ?? '', user.Id);
         }
         await options.inTx?.(t);
-        return UsersRepo.in(t).put(user.Id, user);
+        const created = UsersRepo.in(t).put(user.Id, user);
+        t.afterCommit(() => events.emit('accountCreated', { user: created }));
+        return created;
       });
       return { user: stored, token: token.dto };
     },

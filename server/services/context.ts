@@ -1,22 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { HostConfig } from '../config.js';
+import type { ModerationAction } from '../protocol/schemas.js';
 import type { HostStore } from '../store/seam.js';
 import type { StoredUser, UsersRepo } from '../store/users.js';
+import type { Clock } from './clock.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SharedLimits } from './limits.js';
 
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
-
-/** Unix seconds, as every time on the wire (reference 2.3). */
-export function unixSeconds(clock: Clock): number {
-  return Math.floor(clock.now() / 1000);
-}
+// The clock is a module of its own so the limits (limits.ts, login-throttle.ts), which this file's ServiceDeps names,
+// take it without importing this file back.
+export { systemClock, unixSeconds, type Clock } from './clock.js';
 
 export interface Ids {
   /** `prefix_` + lowercase UUID v4, e.g. `user_3f0c…`. */
@@ -75,6 +69,31 @@ export interface HostEventMap {
   socialAction: [{ action: string; actor: StoredUser; target: StoredUser }];
   /** A game-server token was revoked: servers that used it must go. */
   gameServerTokenRevoked: [{ tokenId: string; remote?: boolean }];
+  /**
+   * A moderation action this host committed (its log entry; server/services/moderation.ts). Only the host that ran
+   * the action emits it, so a webhook (server/services/webhooks.ts) hears of each action once in a community.
+   */
+  moderationRecorded: [{ entry: ModerationRecorded }];
+  /** An account this host created (sign-up, first-run owner, CLI), once it is durable; never a remote one. */
+  accountCreated: [{ user: StoredUser }];
+}
+
+/**
+ * What listeners read of a moderation log entry. Its full type lives in moderation.ts, which imports this file (an
+ * import back would be a circle).
+ */
+export interface ModerationRecorded {
+  id: string;
+  /** Unix seconds. */
+  time: number;
+  action: ModerationAction;
+  moderatorId: string;
+  moderatorName: string;
+  targetUserId: string;
+  targetName: string;
+  fields: Record<string, unknown>;
+  before: { Rank: number };
+  after: { Rank: number };
 }
 
 export class HostEvents extends EventEmitter<HostEventMap> {}

@@ -1,4 +1,4 @@
-import type { Clock } from './context.js';
+import type { Clock } from './clock.js';
 import { createLoginThrottle } from './login-throttle.js';
 
 /**

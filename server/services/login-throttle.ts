@@ -1,4 +1,4 @@
-import type { Clock } from './context.js';
+import type { Clock } from './clock.js';
 
 /**
  * Slows password guessing: after `maxFailures` wrong passwords for one username from one address within

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { MIGRATION_LOCK, PG_MIGRATIONS, runMigrations } from './pg-migrations.js';
 import { PostgresUnreachableError } from './pg-store.js';
-import { redactUrl } from './pg-url.js';
+import { redactUrl } from '../../shared/redact-url.js';
 
 export interface ImportedRecord {
   collection: string;

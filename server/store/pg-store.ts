@@ -9,7 +9,7 @@ import { PgLog } from './pg-log.js';
 import { PgRecordCache } from './pg-record-cache.js';
 import { PgReadBatch } from './pg-read-batch.js';
 import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
-import { redactUrl } from './pg-url.js';
+import { redactUrl } from '../../shared/redact-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
 import { isSafeId, TransactionConflictError, type LogSpec, type StoreLogger } from './store.js';
 import { txRepo } from './tx-repo.js';

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { HostState } from '../../server/protocol/host-bridge.js';
 import { startDesktopApp, type DesktopApp, type DesktopAppOptions } from '../../main/desktop-app.js';
-import { inProcessHost } from '../../main/host-controller.js';
+import { inProcessHost } from '../../main/in-process-host.js';
 import { HOST_SETTINGS_FILE_NAME } from '../../main/host-settings-file.js';
 import { PREFERENCES_FILE_NAME } from '../../main/desktop-preferences.js';
 import { HOST_CHANNELS, HOST_NAVIGATE_EVENT, HOST_STATE_EVENT } from '../../main/ipc-channels.js';

@@ -9,10 +9,10 @@ import type { HostSettings, HostState } from '../../server/protocol/host-bridge.
 import type { HostServer } from '../../server/host.js';
 import {
   createHostController,
-  inProcessHost,
   type HostController,
   type HostControllerOptions,
 } from '../../main/host-controller.js';
+import { inProcessHost } from '../../main/in-process-host.js';
 import { HostSettingsFileError } from '../../main/host-settings-file.js';
 
 const CHEAP = { uiDir: null, passwordHash: { memoryCost: 1024, timeCost: 1 }, fsync: false } as const;

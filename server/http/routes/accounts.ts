@@ -19,15 +19,14 @@ import {
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
 import { SOCIAL_MESSAGES, type SocialAction, type SocialService } from '../../services/social.js';
-import type { UsersRepo } from '../../store/users.js';
 import { parse, reply } from '../envelope.js';
 import type { ClientAddresses } from '../../socket/forwarded-address.js';
 
 export function accountRoutes(
   router: Router,
-  deps: { accounts: AccountsService; social: SocialService; users: UsersRepo; addresses: ClientAddresses },
+  deps: { accounts: AccountsService; social: SocialService; addresses: ClientAddresses },
 ): void {
-  const { accounts, social, users } = deps;
+  const { accounts, social } = deps;
 
   router.post('/createUser', async (ctx) => {
     const input = parse(CreateUserRequest, ctx.request.body);
@@ -68,13 +67,14 @@ export function accountRoutes(
   router.post('/isValidToken', async (ctx) => {
     const input = parse(IsValidTokenRequest, ctx.request.body);
     if (input.username !== undefined) {
-      const user = await users.byUsername(input.username);
+      const user = await accounts.findUserByName(input.username);
       return reply(ctx, 'Completed Operation', {
         isValidToken: user ? accounts.authenticateUser(user, input.tokenContent) !== null : false,
       });
     }
     const userId = input.userid as string;
-    if (!(await users.get(userId))) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
+    if (!(await accounts.findUser(userId)))
+      throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to validate token!');
     reply(ctx, 'Completed Operation', {
       isValidToken: (await accounts.authenticate(userId, input.tokenContent)) !== null,
     });
@@ -84,8 +84,8 @@ export function accountRoutes(
     const input = parse(GetUserRequest, ctx.request.body);
     const byName = input.username !== undefined;
     const user = await (byName
-      ? users.byUsername(input.username as string)
-      : users.get(input.userid as string));
+      ? accounts.findUserByName(input.username as string)
+      : accounts.findUser(input.userid as string));
     if (input.tokenContent !== undefined) {
       const self = user ? accounts.authenticateUser(user, input.tokenContent) : null;
       if (!self) {
@@ -102,15 +102,15 @@ export function accountRoutes(
   router.get('/getUser', async (ctx) => {
     const input = parse(GetUserQuery, ctx.query);
     const user = await (input.username !== undefined
-      ? users.byUsername(input.username)
-      : users.get(input.userid ?? ''));
+      ? accounts.findUserByName(input.username)
+      : accounts.findUser(input.userid ?? ''));
     if (!user) throw new AppError(ErrorCode.USER_NOT_FOUND, 'Failed to getUser!');
     reply(ctx, `Got user ${user.Username}`, { UserData: accounts.publicView(user) });
   });
 
   router.get('/doesUserExist', async (ctx) => {
     const { userid } = parse(DoesUserExistQuery, ctx.query);
-    reply(ctx, 'Completed Search', { doesUserExist: (await users.get(userid)) !== undefined });
+    reply(ctx, 'Completed Search', { doesUserExist: (await accounts.findUser(userid)) !== undefined });
   });
 
   router.post('/updateBio', async (ctx) => {

@@ -35,6 +35,22 @@ const SERVER_OUTER = [
 /** One or more `../` at the start of an import: a module of another folder of server/. */
 const UP = '(\\.\\./)+';
 
+/** What server/http and server/socket may not import (one list: the routes' block below adds to it). */
+const EDGE_LAYERS = [
+  {
+    regex: `^${UP}(host|cli[^/]*)\\.js$`,
+    message: 'host.ts and the CLI put the layers together: take HostCore from host-core.ts',
+  },
+  {
+    regex: `^${UP}store/`,
+    allowTypeImports: true,
+    message: 'routes and socket handlers change data through services: only types from server/store',
+  },
+];
+
+/** The modules of main/ that run in the host process (or in tests), never in Electron's main process. */
+const HOST_PROCESS_FILES = ['main/host-child.ts', 'main/host-agent.ts', 'main/in-process-host.ts'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'release/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -50,13 +66,21 @@ export default tseslint.config(
     // Rules that read types, for the code that runs in Node (the host, the desktop shell): a promise nobody awaits
     // or catches loses its failure (an unhandled rejection ends the process), and a promise handed to a place that
     // expects a plain callback (an event listener, a setTimeout) is not awaited by it.
-    files: ['server/**/*.ts', 'main/**/*.ts'],
+    files: ['server/**/*.ts', 'main/**/*.ts', 'shared/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       // `void` does not handle a rejection either: every background promise ends with a .catch that logs.
       '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  {
+    // A function fits on one screen: a factory wires small named functions, it is not itself the feature (a long
+    // closure hides every function inside it from an outline, a search and a reviewer). Issue 29.
+    files: ['server/**/*.ts', 'main/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }],
     },
   },
   {
@@ -87,18 +111,7 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              regex: `^${UP}(host|cli[^/]*)\\.js$`,
-              message: 'host.ts and the CLI put the layers together: take HostCore from host-core.ts',
-            },
-            {
-              regex: `^${UP}store/`,
-              allowTypeImports: true,
-              message:
-                'routes and socket handlers change data through services: only types from server/store',
-            },
-          ],
+          patterns: EDGE_LAYERS,
         },
       ],
       'no-restricted-syntax': [
@@ -110,6 +123,27 @@ export default tseslint.config(
         {
           selector: "CallExpression[callee.property.name='repo']",
           message: 'routes and socket handlers do not write repositories: a service does',
+        },
+      ],
+    },
+  },
+  {
+    // A route reads and writes through the services: not even a repository's type (a route handed a repository
+    // would read the store around the service's rules).
+    // (The plain rule: it weighs type imports as any other, where the typed one above lets them all through.)
+    files: ['server/http/routes/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...SERVER_OUTER,
+            {
+              regex: `^${UP}store/`,
+              importNamePattern: 'Repo$',
+              message: 'routes reach data only through services (e.g. accounts.findUser): no repositories',
+            },
+          ],
         },
       ],
     },
@@ -174,11 +208,12 @@ export default tseslint.config(
             ...SERVER_OUTER,
             {
               regex: `^${UP}(http|socket|services)/`,
-              message: 'server/store sits below the services: it imports only server/protocol and errors.ts',
+              message:
+                'server/store sits below the services: it imports only server/protocol, errors.ts and shared/',
             },
             {
               regex: `^${UP}(host|host-core|cli[^/]*|config)\\.js$`,
-              message: 'server/store imports only server/protocol and errors.ts',
+              message: 'server/store imports only server/protocol, errors.ts and shared/',
             },
           ],
         },
@@ -186,7 +221,7 @@ export default tseslint.config(
     },
   },
   {
-    // The leaf modules every layer may use import only the wire contract.
+    // The leaf modules every layer may use import only the wire contract (and shared/, which imports nothing of ours).
     files: ['server/errors.ts', 'server/config.ts'],
     rules: {
       'no-restricted-imports': [
@@ -196,8 +231,74 @@ export default tseslint.config(
             ...SERVER_OUTER,
             {
               regex: '^\\./(?!protocol/)',
-              message: 'errors.ts and config.ts are leaves: only server/protocol',
+              message: 'errors.ts and config.ts are leaves: only server/protocol and shared/',
             },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // shared/ holds the few Node helpers both the host and Electron's main process use (atomic writes, the data
+    // folder check, default port and folder): main/ loads them without loading any of the server.
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!node:|\\./)',
+              message:
+                'shared/ imports only Node built-ins and its own modules (nothing of server/, main/, packages)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Electron's main process loads nothing of the server (its ~80 modules delayed the window): only the wire
+    // contract in server/protocol, types, and shared/. The host runs in its own process (host-process.ts), whose
+    // modules (HOST_PROCESS_FILES) the main process does not import either. test/main/import-graph.test.ts walks
+    // the graph itself.
+    files: ['main/**/*.ts'],
+    ignores: HOST_PROCESS_FILES,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+server/store/',
+              message: 'main/ never imports server/store: the file helpers both use are in shared/',
+            },
+            {
+              // Not store/: a type import allowed by any pattern is allowed by all, so the one above would not see it.
+              regex: '^(\\.\\./)+server/(?!protocol/|store/)',
+              allowTypeImports: true,
+              message:
+                'the main process loads nothing of the server: server/protocol, types, or what both need in shared/',
+            },
+            {
+              regex: '^\\./(host-child|host-agent|in-process-host)\\.js$',
+              allowTypeImports: true,
+              message: 'that module runs in the host process: main reaches the host through host-process.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The host process is Node with a message port (a utility process, or a forked child in tests): no electron.
+    files: HOST_PROCESS_FILES,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'electron', message: 'the host process has no electron: it talks to main over its port' },
           ],
         },
       ],

@@ -16,6 +16,7 @@ import type { SearchService } from './services/search.js';
 import type { SetupService } from './services/setup.js';
 import type { SocialService } from './services/social.js';
 import type { UploadsService } from './services/uploads.js';
+import type { WebhooksService } from './services/webhooks.js';
 import type { SocketHub } from './socket/hub.js';
 import type { HostStore } from './store/seam.js';
 import type { UsersRepo } from './store/users.js';
@@ -61,4 +62,6 @@ export interface HostCore {
   /** The `host:port`s that count as this host in image URLs. */
   localHosts(): string[];
   passwords: PasswordHasher;
+  /** The outgoing webhook: its settings (URL masked) and the test message (issue 28). */
+  webhooks: WebhooksService;
 }

@@ -32,6 +32,7 @@ import { setupRoutes } from './routes/setup.js';
 import { buildRoutes } from './routes/builds.js';
 import { peopleRoutes } from './routes/people.js';
 import { hostInfoRoutes } from './routes/host-info.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** Every service of the host, each route taking what it needs, plus where the socket listens. */
 export type HttpDeps = HostCore & {
@@ -160,6 +161,7 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   buildRoutes(api, deps);
   peopleRoutes(api, deps.core);
   hostInfoRoutes(api, deps.core);
+  webhookRoutes(api, deps.core);
   // The document describes every route registered above; built on first ask, off the startup path.
   let docs: { document: Record<string, unknown>; page: string } | null = null;
   const apiDocs = (): { document: Record<string, unknown>; page: string } => {

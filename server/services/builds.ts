@@ -89,101 +89,213 @@ function match(names: string[], wanted: string): string | undefined {
   return names.find((n) => n === wanted) ?? names.find((n) => n.toLowerCase() === wanted.toLowerCase());
 }
 
+async function readManifest(dir: string): Promise<BuildVersionDto | null> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, MANIFEST), 'utf8');
+  } catch {
+    // No manifest: not a published version (a copy in progress, or somebody's own folder).
+    return null;
+  }
+  try {
+    const parsed = JSON.parse(text) as BuildVersionDto;
+    if (typeof parsed.Version !== 'string' || !Array.isArray(parsed.Files)) return null;
+    return parsed;
+  } catch {
+    return null;
+  }
+}
+
+async function versionsIn(nameDir: string): Promise<BuildVersionDto[]> {
+  const out: BuildVersionDto[] = [];
+  for (const folder of await entries(nameDir)) {
+    const manifest = await readManifest(join(nameDir, folder));
+    if (manifest) out.push(manifest);
+  }
+  return out.sort(compareVersionsNewestFirst);
+}
+
+async function locate(
+  root: string,
+  name: string,
+  version: string,
+): Promise<{ dir: string; manifest: BuildVersionDto } | null> {
+  if (buildNameProblem(name) || buildVersionProblem(version)) return null;
+  const nameFolder = match(await entries(root), name);
+  if (!nameFolder) return null;
+  const versionFolder = match(await entries(join(root, nameFolder)), version);
+  if (!versionFolder) return null;
+  const dir = join(root, nameFolder, versionFolder);
+  const manifest = await readManifest(dir);
+  return manifest ? { dir, manifest } : null;
+}
+
+async function readSettings(root: string, defaultAuthForBuilds: boolean | undefined): Promise<Settings> {
+  try {
+    const parsed = JSON.parse(await readFile(join(root, SETTINGS), 'utf8')) as Partial<Settings>;
+    if (typeof parsed.authForBuilds === 'boolean') return { authForBuilds: parsed.authForBuilds };
+  } catch {
+    // No settings yet (or unreadable): the default holds.
+  }
+  return { authForBuilds: defaultAuthForBuilds ?? false };
+}
+
+/** Streams one file into `path` (never replacing one), with its SHA-256, refusing it past the size limit. */
+async function receive(
+  deps: Pick<BuildsDeps, 'maxFileBytes' | 'fsync'>,
+  source: NodeJS.ReadableStream,
+  path: string,
+): Promise<{ Size: number; Hash: string }> {
+  const { maxFileBytes, fsync } = deps;
+  const sha = createHash('sha256');
+  let size = 0;
+  const handle = await open(path, 'wx');
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > maxFileBytes) {
+        done(
+          new AppError(
+            ErrorCode.FILE_TOO_LARGE,
+            `Failed to publish build! A file is larger than this host allows (${maxFileBytes} bytes).`,
+          ),
+        );
+        return;
+      }
+      sha.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      handle.write(chunk).then(() => done(), done);
+    },
+  });
+  try {
+    await pipeline(source, counter, sink);
+    if (fsync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { Size: size, Hash: sha.digest('hex') };
+}
+
+/**
+ * Renames the staged version `dir` into place under `nameDir`; refused when the version was published meanwhile
+ * (a rename onto a folder that holds files fails).
+ */
+async function moveIntoPlace(dir: string, nameDir: string, name: string, version: string): Promise<void> {
+  const target = join(nameDir, version);
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(nameDir, { recursive: true });
+    try {
+      await rename(dir, target);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // The name folder went away (its last version removed meanwhile): make it again, once.
+      if (code === 'ENOENT' && attempt === 0) continue;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'EPERM') {
+        throw new AppError(
+          ErrorCode.BUILD_EXISTS,
+          `Failed to publish build! ${name} ${version} was published meanwhile.`,
+          { version: 'is already published' },
+        );
+      }
+      throw error;
+    }
+  }
+}
+
+/** Why a file may not join a publication (closed, a bad or repeated name, one too many), or null. */
+function fileRefusal(state: string, fileName: string, reserved: ReadonlySet<string>): string | null {
+  const problem = buildFileNameProblem(fileName);
+  return state !== 'open'
+    ? 'arrived after the publication closed'
+    : problem
+      ? problem
+      : reserved.has(fileName.toLowerCase())
+        ? 'is sent twice'
+        : reserved.size >= BUILD_FILES_MAX
+          ? `is one too many (at most ${BUILD_FILES_MAX} files per version)`
+          : null;
+}
+
+/** A publication of `name` `version` whose files stream into the staging folder `dir`. */
+function stagedPublication(
+  deps: BuildsDeps,
+  root: string,
+  name: string,
+  version: string,
+  dir: string,
+): Publication {
+  const { fsync, clock } = deps;
+  const files = new Map<string, Omit<BuildFileDto, 'Index'>>();
+  /** File names taken so far, lowercased (one folder on Windows and macOS). */
+  const reserved = new Set<string>();
+  let state: 'open' | 'committed' | 'aborted' = 'open';
+
+  return {
+    name,
+    version,
+    async addFile(fileName, source) {
+      const refusal = fileRefusal(state, fileName, reserved);
+      if (refusal) {
+        source.resume();
+        throw invalid(
+          { file: `${fileName} ${refusal}` },
+          `Failed to publish build! The file ${JSON.stringify(fileName)} ${refusal}.`,
+        );
+      }
+      // Taken before the bytes arrive: the next part may start while this one is still being written.
+      reserved.add(fileName.toLowerCase());
+      const got = await receive(deps, source, join(dir, fileName));
+      const entry = { FileName: fileName, Size: got.Size, Hash: got.Hash };
+      files.set(fileName, entry);
+      return entry;
+    },
+
+    async commit(publishedBy) {
+      if (state !== 'open') throw new Error('publication already closed');
+      if (files.size === 0) {
+        throw new AppError(ErrorCode.NO_FILE, 'Failed to publish build! Send at least one file.', {
+          file: 'is required',
+        });
+      }
+      const sorted = [...files.values()].sort((a, b) => (a.FileName < b.FileName ? -1 : 1));
+      const manifest: BuildVersionDto = {
+        Name: name,
+        Version: version,
+        PublishedAt: unixSeconds(clock),
+        PublishedBy: publishedBy,
+        Files: sorted.map((f, Index) => ({ Index, ...f })),
+      };
+      await writeFileAtomic(join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, fsync);
+      const nameDir = join(root, name);
+      await moveIntoPlace(dir, nameDir, name, version);
+      state = 'committed';
+      if (fsync) {
+        await syncDir(nameDir);
+        await syncDir(root);
+      }
+      return manifest;
+    },
+
+    async abort() {
+      if (state !== 'open') return;
+      state = 'aborted';
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 export function createBuildsService(deps: BuildsDeps) {
-  const { dataDir, fsync, clock, maxFileBytes } = deps;
+  const { dataDir, fsync } = deps;
   const root = join(dataDir, 'builds');
   const staging = join(root, STAGING);
 
-  async function readManifest(dir: string): Promise<BuildVersionDto | null> {
-    let text: string;
-    try {
-      text = await readFile(join(dir, MANIFEST), 'utf8');
-    } catch {
-      // No manifest: not a published version (a copy in progress, or somebody's own folder).
-      return null;
-    }
-    try {
-      const parsed = JSON.parse(text) as BuildVersionDto;
-      if (typeof parsed.Version !== 'string' || !Array.isArray(parsed.Files)) return null;
-      return parsed;
-    } catch {
-      return null;
-    }
-  }
-
-  async function versionsIn(nameDir: string): Promise<BuildVersionDto[]> {
-    const out: BuildVersionDto[] = [];
-    for (const folder of await entries(nameDir)) {
-      const manifest = await readManifest(join(nameDir, folder));
-      if (manifest) out.push(manifest);
-    }
-    return out.sort(compareVersionsNewestFirst);
-  }
-
-  async function locate(
-    name: string,
-    version: string,
-  ): Promise<{ dir: string; manifest: BuildVersionDto } | null> {
-    if (buildNameProblem(name) || buildVersionProblem(version)) return null;
-    const nameFolder = match(await entries(root), name);
-    if (!nameFolder) return null;
-    const versionFolder = match(await entries(join(root, nameFolder)), version);
-    if (!versionFolder) return null;
-    const dir = join(root, nameFolder, versionFolder);
-    const manifest = await readManifest(dir);
-    return manifest ? { dir, manifest } : null;
-  }
-
-  async function readSettings(): Promise<Settings> {
-    try {
-      const parsed = JSON.parse(await readFile(join(root, SETTINGS), 'utf8')) as Partial<Settings>;
-      if (typeof parsed.authForBuilds === 'boolean') return { authForBuilds: parsed.authForBuilds };
-    } catch {
-      // No settings yet (or unreadable): the default holds.
-    }
-    return { authForBuilds: deps.defaultAuthForBuilds ?? false };
-  }
-
   async function ensureRoot(): Promise<void> {
     await mkdir(staging, { recursive: true });
-  }
-
-  /** Streams one file into `path` (never replacing one), with its SHA-256, refusing it past the size limit. */
-  async function receive(
-    source: NodeJS.ReadableStream,
-    path: string,
-  ): Promise<{ Size: number; Hash: string }> {
-    const sha = createHash('sha256');
-    let size = 0;
-    const handle = await open(path, 'wx');
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        if (size > maxFileBytes) {
-          done(
-            new AppError(
-              ErrorCode.FILE_TOO_LARGE,
-              `Failed to publish build! A file is larger than this host allows (${maxFileBytes} bytes).`,
-            ),
-          );
-          return;
-        }
-        sha.update(chunk);
-        done(null, chunk);
-      },
-    });
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        handle.write(chunk).then(() => done(), done);
-      },
-    });
-    try {
-      await pipeline(source, counter, sink);
-      if (fsync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return { Size: size, Hash: sha.digest('hex') };
   }
 
   const service = {
@@ -206,7 +318,7 @@ export function createBuildsService(deps: BuildsDeps) {
     },
 
     async authForBuilds(): Promise<boolean> {
-      return (await readSettings()).authForBuilds;
+      return (await readSettings(root, deps.defaultAuthForBuilds)).authForBuilds;
     },
 
     async setAuthForBuilds(value: boolean): Promise<void> {
@@ -232,7 +344,7 @@ export function createBuildsService(deps: BuildsDeps) {
     },
 
     async find(name: string, version: string): Promise<BuildVersionDto | null> {
-      return (await locate(name, version))?.manifest ?? null;
+      return (await locate(root, name, version))?.manifest ?? null;
     },
 
     /**
@@ -244,7 +356,7 @@ export function createBuildsService(deps: BuildsDeps) {
       version: string,
       buildArtifact: unknown,
     ): Promise<{ path: string; file: BuildFileDto; size: number } | null> {
-      const found = await locate(name, version);
+      const found = await locate(root, name, version);
       if (!found || found.manifest.Files.length === 0) return null;
       const file = found.manifest.Files[artifactIndex(buildArtifact, found.manifest.Files.length)];
       if (!file || buildFileNameProblem(file.FileName)) return null;
@@ -270,93 +382,7 @@ export function createBuildsService(deps: BuildsDeps) {
       }
       const dir = join(staging, `${Date.now()}-${randomBytes(8).toString('hex')}`);
       await mkdir(dir);
-      const files = new Map<string, Omit<BuildFileDto, 'Index'>>();
-      /** File names taken so far, lowercased (one folder on Windows and macOS). */
-      const reserved = new Set<string>();
-      let state: 'open' | 'committed' | 'aborted' = 'open';
-
-      return {
-        name,
-        version,
-        async addFile(fileName, source) {
-          const problem = buildFileNameProblem(fileName);
-          const lower = fileName.toLowerCase();
-          const refusal =
-            state !== 'open'
-              ? 'arrived after the publication closed'
-              : problem
-                ? problem
-                : reserved.has(lower)
-                  ? 'is sent twice'
-                  : reserved.size >= BUILD_FILES_MAX
-                    ? `is one too many (at most ${BUILD_FILES_MAX} files per version)`
-                    : null;
-          if (refusal) {
-            source.resume();
-            throw invalid(
-              { file: `${fileName} ${refusal}` },
-              `Failed to publish build! The file ${JSON.stringify(fileName)} ${refusal}.`,
-            );
-          }
-          // Taken before the bytes arrive: the next part may start while this one is still being written.
-          reserved.add(lower);
-          const got = await receive(source, join(dir, fileName));
-          const entry = { FileName: fileName, Size: got.Size, Hash: got.Hash };
-          files.set(fileName, entry);
-          return entry;
-        },
-
-        async commit(publishedBy) {
-          if (state !== 'open') throw new Error('publication already closed');
-          if (files.size === 0) {
-            throw new AppError(ErrorCode.NO_FILE, 'Failed to publish build! Send at least one file.', {
-              file: 'is required',
-            });
-          }
-          const sorted = [...files.values()].sort((a, b) => (a.FileName < b.FileName ? -1 : 1));
-          const manifest: BuildVersionDto = {
-            Name: name,
-            Version: version,
-            PublishedAt: unixSeconds(clock),
-            PublishedBy: publishedBy,
-            Files: sorted.map((f, Index) => ({ Index, ...f })),
-          };
-          await writeFileAtomic(join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, fsync);
-          const nameDir = join(root, name);
-          const target = join(nameDir, version);
-          for (let attempt = 0; ; attempt++) {
-            await mkdir(nameDir, { recursive: true });
-            try {
-              await rename(dir, target);
-              break;
-            } catch (error) {
-              const code = (error as NodeJS.ErrnoException).code;
-              // The name folder went away (its last version removed meanwhile): make it again, once.
-              if (code === 'ENOENT' && attempt === 0) continue;
-              if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'EPERM') {
-                throw new AppError(
-                  ErrorCode.BUILD_EXISTS,
-                  `Failed to publish build! ${name} ${version} was published meanwhile.`,
-                  { version: 'is already published' },
-                );
-              }
-              throw error;
-            }
-          }
-          state = 'committed';
-          if (fsync) {
-            await syncDir(nameDir);
-            await syncDir(root);
-          }
-          return manifest;
-        },
-
-        async abort() {
-          if (state !== 'open') return;
-          state = 'aborted';
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
+      return stagedPublication(deps, root, name, version, dir);
     },
 
     /** Publishes files from disk (the CLI), each streamed, never read whole. */
@@ -378,7 +404,7 @@ export function createBuildsService(deps: BuildsDeps) {
     /** Unpublishes a version and deletes its files. */
     async remove(name: string, version: string): Promise<BuildVersionDto> {
       checkNameAndVersion(name, version);
-      const found = await locate(name, version);
+      const found = await locate(root, name, version);
       if (!found) throw new AppError(ErrorCode.BUILD_NOT_FOUND, `No build ${name} ${version} is published.`);
       await ensureRoot();
       const away = join(staging, `removed-${Date.now()}-${randomBytes(8).toString('hex')}`);

@@ -52,6 +52,86 @@ function emptyRecord(id: string, kind: 'avatar' | 'world'): Record_ {
   return { id, kind, five: {}, hours: {}, days: {} };
 }
 
+function view(record: Record_, now: number): PopularityDto {
+  return {
+    Id: record.id,
+    Hourly: { Usages: sum(record.five, now - HOUR + 1 - 5 * MINUTE) },
+    Daily: { Usages: sum(record.hours, now - DAY + 1 - HOUR) },
+    Weekly: { Usages: sum(record.days, now - 7 * DAY + 1 - DAY) },
+    Monthly: { Usages: sum(record.days, now - 30 * DAY + 1 - DAY) },
+    Yearly: { Usages: sum(record.days, now - 365 * DAY + 1 - DAY) },
+  };
+}
+
+function count(record: Record_, now: number): void {
+  bump(record.five, now - (now % (5 * MINUTE)), now - 2 * HOUR);
+  bump(record.hours, now - (now % HOUR), now - 2 * DAY);
+  bump(record.days, now - (now % DAY), now - 366 * DAY);
+}
+
+/** `stored` with `delta` added, old buckets dropped. */
+function merged(stored: Record_, delta: Record_, now: number): Record_ {
+  const next = structuredClone(stored);
+  add(next.five, delta.five, now - 2 * HOUR);
+  add(next.hours, delta.hours, now - 2 * DAY);
+  add(next.days, delta.days, now - 366 * DAY);
+  return next;
+}
+
+/** The used public assets of a kind for a window, most used first, with their tags. */
+async function ranking(
+  records: ReadonlyMap<string, Record_>,
+  publicAssets: PublicAssets,
+  kind: 'avatar' | 'world',
+  window: (typeof POPULARITY_WINDOWS)[number],
+  now: number,
+) {
+  const used: PopularityDto[] = [];
+  for (const record of records.values()) {
+    if (record.kind !== kind) continue;
+    const shown = view(record, now);
+    if (shown[window].Usages > 0) used.push(shown);
+  }
+  const assets = await publicAssets(
+    kind,
+    used.map((shown) => shown.Id),
+  );
+  const tags = new Map(assets.map((asset) => [asset.Id, asset.Tags]));
+  const list = used
+    .filter((shown) => tags.has(shown.Id))
+    .sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
+  return { list, tags };
+}
+
+/** A page of `ranked` limited to assets carrying any of `tags` (compared without case). */
+function taggedPage(
+  ranked: { list: PopularityDto[]; tags: ReadonlyMap<string, readonly string[]> },
+  tags: readonly string[],
+  itemsPerPage: number,
+  page: number,
+): PopularityDto[] {
+  const wanted = new Set(tags.map((tag) => tag.toLowerCase()));
+  const out: PopularityDto[] = [];
+  let skip = itemsPerPage * page;
+  for (const entry of ranked.list) {
+    const own = ranked.tags.get(entry.Id) ?? [];
+    if (!own.some((tag) => wanted.has(tag.toLowerCase()))) continue;
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    out.push(entry);
+    if (out.length >= itemsPerPage) break;
+  }
+  return out;
+}
+
+/** The public ones of these assets (gone and private ones left out), with their tags: one read per ranking. */
+type PublicAssets = (
+  kind: 'avatar' | 'world',
+  ids: readonly string[],
+) => Promise<ReadonlyArray<{ Id: string; Tags: readonly string[] }>>;
+
 /**
  * Popularity (issue 8): counted when a public avatar or world build is downloaded and when an instance of a world
  * opens. Counts are not acknowledged client data, so they are saved in batches (every few seconds), not per hit.
@@ -60,11 +140,7 @@ function emptyRecord(id: string, kind: 'avatar' | 'world'): Record_ {
  */
 export function createPopularityService(
   deps: Pick<ServiceDeps, 'store' | 'clock'> & {
-    /** The public ones of these assets (gone and private ones left out), with their tags: one read per ranking. */
-    publicAssets: (
-      kind: 'avatar' | 'world',
-      ids: readonly string[],
-    ) => Promise<ReadonlyArray<{ Id: string; Tags: readonly string[] }>>;
+    publicAssets: PublicAssets;
   },
 ) {
   const { store, clock } = deps;
@@ -83,51 +159,6 @@ export function createPopularityService(
       pages: Map<string, string>;
     }
   >();
-
-  function view(record: Record_, now: number): PopularityDto {
-    return {
-      Id: record.id,
-      Hourly: { Usages: sum(record.five, now - HOUR + 1 - 5 * MINUTE) },
-      Daily: { Usages: sum(record.hours, now - DAY + 1 - HOUR) },
-      Weekly: { Usages: sum(record.days, now - 7 * DAY + 1 - DAY) },
-      Monthly: { Usages: sum(record.days, now - 30 * DAY + 1 - DAY) },
-      Yearly: { Usages: sum(record.days, now - 365 * DAY + 1 - DAY) },
-    };
-  }
-
-  function count(record: Record_, now: number): void {
-    bump(record.five, now - (now % (5 * MINUTE)), now - 2 * HOUR);
-    bump(record.hours, now - (now % HOUR), now - 2 * DAY);
-    bump(record.days, now - (now % DAY), now - 366 * DAY);
-  }
-
-  /** `stored` with `delta` added, old buckets dropped. */
-  function merged(stored: Record_, delta: Record_, now: number): Record_ {
-    const next = structuredClone(stored);
-    add(next.five, delta.five, now - 2 * HOUR);
-    add(next.hours, delta.hours, now - 2 * DAY);
-    add(next.days, delta.days, now - 366 * DAY);
-    return next;
-  }
-
-  /** The used public assets of a kind for a window, most used first, with their tags. */
-  async function ranking(kind: 'avatar' | 'world', window: (typeof POPULARITY_WINDOWS)[number], now: number) {
-    const used: PopularityDto[] = [];
-    for (const record of records.values()) {
-      if (record.kind !== kind) continue;
-      const shown = view(record, now);
-      if (shown[window].Usages > 0) used.push(shown);
-    }
-    const assets = await deps.publicAssets(
-      kind,
-      used.map((shown) => shown.Id),
-    );
-    const tags = new Map(assets.map((asset) => [asset.Id, asset.Tags]));
-    const list = used
-      .filter((shown) => tags.has(shown.Id))
-      .sort((a, b) => b[window].Usages - a[window].Usages || (a.Id < b.Id ? -1 : 1));
-    return { list, tags };
-  }
 
   return {
     /** Reads the stored counts (at start). */
@@ -154,7 +185,11 @@ export function createPopularityService(
       const nowMs = clock.now();
       let cached = rankings.get(key);
       if (!cached || nowMs - cached.at >= 1000) {
-        cached = { at: nowMs, ...(await ranking(kind, window, Math.floor(nowMs / 1000))), pages: new Map() };
+        cached = {
+          at: nowMs,
+          ...(await ranking(records, deps.publicAssets, kind, window, Math.floor(nowMs / 1000))),
+          pages: new Map(),
+        };
         rankings.set(key, cached);
       }
       return { ranking: cached, page: cached.list.slice(itemsPerPage * page, itemsPerPage * (page + 1)) };
@@ -189,20 +224,7 @@ export function createPopularityService(
       page: number,
     ): Promise<PopularityDto[]> {
       const { ranking: ranked } = await this.top(kind, type, 1, 0);
-      const wanted = new Set(tags.map((tag) => tag.toLowerCase()));
-      const out: PopularityDto[] = [];
-      let skip = itemsPerPage * page;
-      for (const entry of ranked.list) {
-        const own = ranked.tags.get(entry.Id) ?? [];
-        if (!own.some((tag) => wanted.has(tag.toLowerCase()))) continue;
-        if (skip > 0) {
-          skip--;
-          continue;
-        }
-        out.push(entry);
-        if (out.length >= itemsPerPage) break;
-      }
-      return out;
+      return taggedPage(ranked, tags, itemsPerPage, page);
     },
 
     forget(id: string): void {

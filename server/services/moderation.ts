@@ -96,17 +96,6 @@ export function createModerationService(
   },
 ) {
   const { users, store, clock, events, log } = deps;
-  /** Log positions per target, oldest first, for the panel's "recent actions". */
-  const byTarget = new Map<string, number[]>();
-  for (let i = 0; i < log.length; i++) indexTarget(log.indexAt(i)!.key.targetUserId, i);
-  // Entries arrive once their commit is durable, whoever made it.
-  log.onAppend((entry, position) => indexTarget(entry.targetUserId, position));
-
-  function indexTarget(targetUserId: string, position: number): void {
-    const list = byTarget.get(targetUserId);
-    if (list) list.push(position);
-    else byTarget.set(targetUserId, [position]);
-  }
 
   function isBannedNow(user: Pick<StoredUser, 'BanStatus'>): boolean {
     return user.BanStatus.isBanned && user.BanStatus.BanEnd > unixSeconds(clock);
@@ -428,26 +417,8 @@ export function createModerationService(
       page: number;
       itemsPerPage: number;
     }): Promise<{ entries: ModerationLogEntry[]; total: number }> {
-      const matches = (position: number): boolean => {
-        const key = log.indexAt(position)!.key;
-        return (
-          (filter.moderatorId === undefined || key.moderatorId === filter.moderatorId) &&
-          (filter.action === undefined || key.action === filter.action) &&
-          (filter.targetUserId === undefined || key.targetUserId === filter.targetUserId)
-        );
-      };
-      const candidates = filter.targetUserId !== undefined ? (byTarget.get(filter.targetUserId) ?? []) : null;
-      const start = filter.page * filter.itemsPerPage;
-      const wanted: number[] = [];
-      let total = 0;
-      const count = candidates ? candidates.length : log.length;
-      for (let i = count - 1; i >= 0; i--) {
-        const position = candidates ? candidates[i]! : i;
-        if (!matches(position)) continue;
-        if (total >= start && wanted.length < filter.itemsPerPage) wanted.push(position);
-        total++;
-      }
-      return { entries: await Promise.all(wanted.map((p) => log.read(p))), total };
+      const { page, itemsPerPage, ...match } = filter;
+      return log.query(match, page * itemsPerPage, itemsPerPage);
     },
 
     /** Users whose name starts with `query` (any case), or whose id is `query`, with recent actions on them. */
@@ -467,8 +438,8 @@ export function createModerationService(
       }
       return Promise.all(
         found.slice(0, 20).map(async (user) => {
-          const positions = (byTarget.get(user.Id) ?? []).slice(-recent).reverse();
-          return { ...stateOf(user), RecentActions: await Promise.all(positions.map((p) => log.read(p))) };
+          const { entries } = await log.query({ targetUserId: user.Id }, 0, recent);
+          return { ...stateOf(user), RecentActions: entries };
         }),
       );
     },

@@ -90,17 +90,10 @@ type ModerationDeps = Pick<ServiceDeps, 'users' | 'store' | 'clock' | 'ids' | 'e
   content?: ContentRemover;
 };
 
-/** Log positions per target, oldest first, for the panel's "recent actions". */
-type TargetIndex = Map<string, number[]>;
-
 type ActionOutcome = { action: ModerationAction; state: ModerationState; entry: ModerationLogEntry };
 
 export function createModerationService(deps: ModerationDeps) {
   const { users, clock, log } = deps;
-  const byTarget: TargetIndex = new Map();
-  for (let i = 0; i < log.length; i++) indexTarget(byTarget, log.indexAt(i)!.key.targetUserId, i);
-  // Entries arrive once their commit is durable, whoever made it.
-  log.onAppend((entry, position) => indexTarget(byTarget, entry.targetUserId, position));
 
   /** Actions on one target run one at a time, so each one's "before" is the previous one's "after". */
   const onTarget = createKeyedSerial();
@@ -128,8 +121,10 @@ export function createModerationService(deps: ModerationDeps) {
     },
 
     /** Log entries, newest first, filtered and paged. */
-    query: (filter: LogFilter): Promise<{ entries: ModerationLogEntry[]; total: number }> =>
-      queryLog(log, byTarget, filter),
+    query: (filter: LogFilter): Promise<{ entries: ModerationLogEntry[]; total: number }> => {
+      const { page, itemsPerPage, ...match } = filter;
+      return log.query(match, page * itemsPerPage, itemsPerPage);
+    },
 
     /** Users whose name starts with `query` (any case), or whose id is `query`, with recent actions on them. */
     async lookup(
@@ -148,21 +143,12 @@ export function createModerationService(deps: ModerationDeps) {
       }
       return Promise.all(
         found.slice(0, 20).map(async (user) => {
-          const positions = (byTarget.get(user.Id) ?? []).slice(-recent).reverse();
-          return {
-            ...stateOf(clock, user),
-            RecentActions: await Promise.all(positions.map((p) => log.read(p))),
-          };
+          const { entries } = await log.query({ targetUserId: user.Id }, 0, recent);
+          return { ...stateOf(clock, user), RecentActions: entries };
         }),
       );
     },
   };
-}
-
-function indexTarget(byTarget: TargetIndex, targetUserId: string, position: number): void {
-  const list = byTarget.get(targetUserId);
-  if (list) list.push(position);
-  else byTarget.set(targetUserId, [position]);
 }
 
 /** The action asked (its 1.4.0 aliases read), and its fields, checked before anything is read. */
@@ -299,33 +285,5 @@ type LogFilter = {
   page: number;
   itemsPerPage: number;
 };
-
-/** Log entries, newest first, filtered and paged; a target's entries are found through its index. */
-async function queryLog(
-  log: ModerationLog,
-  byTarget: TargetIndex,
-  filter: LogFilter,
-): Promise<{ entries: ModerationLogEntry[]; total: number }> {
-  const matches = (position: number): boolean => {
-    const key = log.indexAt(position)!.key;
-    return (
-      (filter.moderatorId === undefined || key.moderatorId === filter.moderatorId) &&
-      (filter.action === undefined || key.action === filter.action) &&
-      (filter.targetUserId === undefined || key.targetUserId === filter.targetUserId)
-    );
-  };
-  const candidates = filter.targetUserId !== undefined ? (byTarget.get(filter.targetUserId) ?? []) : null;
-  const start = filter.page * filter.itemsPerPage;
-  const wanted: number[] = [];
-  let total = 0;
-  const count = candidates ? candidates.length : log.length;
-  for (let i = count - 1; i >= 0; i--) {
-    const position = candidates ? candidates[i]! : i;
-    if (!matches(position)) continue;
-    if (total >= start && wanted.length < filter.itemsPerPage) wanted.push(position);
-    total++;
-  }
-  return { entries: await Promise.all(wanted.map((p) => log.read(p))), total };
-}
 
 export type ModerationService = ReturnType<typeof createModerationService>;

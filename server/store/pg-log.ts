@@ -1,58 +1,54 @@
-import type { ReadLog } from './seam.js';
+import type { LogFilter, LogPage, ReadLog } from './seam.js';
+
+/** A field a history may be filtered by: a plain name, written into the query as a JSON key. */
+const FIELD = /^[A-Za-z][A-Za-z0-9]*$/;
+const LOG_NAME = /^[a-z][a-z0-9-]*$/;
+
+interface Source {
+  query<R extends Record<string, unknown>>(text: string, values: unknown[], name?: string): Promise<R[]>;
+}
 
 /**
- * A history (the moderation log) as this process holds it: each entry's sequence number and key, in commit order;
- * entries themselves are read from the table. Appends to one log commit in sequence order (hx_write takes the
- * log's lock), so reading "every entry past the last one seen" never skips one.
+ * A history (the moderation log) on PostgreSQL: rows of `hx_log_entries`, numbered in commit order. A host holds
+ * none of it: each page is a query, filtered on the entry's own fields (migration 5 indexes those the moderation
+ * panel filters by), newest first.
  */
 export class PgLog<E extends { seq: number }, K> implements ReadLog<E, K> {
-  readonly #index: Array<{ seq: number; key: K }> = [];
-  readonly #listeners: Array<(entry: E, position: number) => void> = [];
-  #maxSeq = 0;
-  #pulling: Promise<void> = Promise.resolve();
-
   constructor(
     readonly name: string,
-    private readonly keyOf: (entry: E) => K,
-    private readonly source: {
-      fetch(seq: number): Promise<E>;
-      after(seq: number): Promise<E[]>;
-    },
+    private readonly source: Source,
   ) {}
 
-  get length(): number {
-    return this.#index.length;
-  }
-
-  indexAt(position: number): { key: K } | undefined {
-    return this.#index[position];
-  }
-
-  read(position: number): Promise<E> {
-    const at = this.#index[position];
-    if (!at) return Promise.reject(new Error(`no log entry ${position}`));
-    return this.source.fetch(at.seq);
-  }
-
-  onAppend(listener: (entry: E, position: number) => void): void {
-    this.#listeners.push(listener);
-  }
-
-  /** Reads the entries committed since the last pull, one pull at a time; `quiet` at open (no listeners yet). */
-  pull(quiet = false): Promise<void> {
-    const run = this.#pulling.then(async () => {
-      for (const entry of await this.source.after(this.#maxSeq)) this.#accept(entry, quiet);
-    });
-    // A failed pull is reported to its caller; the next one starts from where this one got to.
-    this.#pulling = run.catch(() => undefined);
-    return run;
-  }
-
-  #accept(entry: E, quiet: boolean): void {
-    if (entry.seq <= this.#maxSeq) return;
-    this.#maxSeq = entry.seq;
-    const position = this.#index.length;
-    this.#index.push({ seq: entry.seq, key: this.keyOf(entry) });
-    if (!quiet) for (const listener of this.#listeners) listener(entry, position);
+  async query(filter: LogFilter<K>, offset: number, limit: number): Promise<LogPage<E>> {
+    if (!LOG_NAME.test(this.name)) throw new Error(`history name ${JSON.stringify(this.name)} is not plain`);
+    // The log's name written in (not a parameter), so PostgreSQL uses the indexes made for that log.
+    const values: unknown[] = [];
+    const where = [`log = '${this.name}'`];
+    for (const [field, value] of Object.entries(filter).sort(([a], [b]) => a.localeCompare(b))) {
+      if (value === undefined) continue;
+      if (!FIELD.test(field))
+        throw new Error(`cannot filter history ${this.name} by ${JSON.stringify(field)}`);
+      values.push(String(value));
+      where.push(`entry->>'${field}' = $${values.length}`);
+    }
+    const condition = where.join(' AND ');
+    // One statement: the page and the count from the same snapshot.
+    const rows = await this.source.query<{ seq: string; entry: E; total: string }>(
+      `SELECT seq, entry, count(*) OVER () AS total FROM hx_log_entries WHERE ${condition}
+        ORDER BY seq DESC OFFSET $${values.length + 1} LIMIT $${values.length + 2}`,
+      [...values, offset, limit],
+    );
+    if (rows.length === 0 && offset > 0) {
+      // Past the last page: the count alone.
+      const counted = await this.source.query<{ n: string }>(
+        `SELECT count(*) AS n FROM hx_log_entries WHERE ${condition}`,
+        values,
+      );
+      return { entries: [], total: Number(counted[0]?.n ?? 0) };
+    }
+    return {
+      entries: rows.map((row) => ({ ...row.entry, seq: Number(row.seq) })),
+      total: Number(rows[0]?.total ?? 0),
+    };
   }
 }

@@ -225,6 +225,18 @@ PG_MIGRATIONS.push({
   `,
 });
 
+PG_MIGRATIONS.push({
+  version: 5,
+  name: 'the moderation log read a page at a time: indexes on what the panel filters by',
+  sql: `
+    -- No host keeps the moderation log's keys any more: a page is a query, by target or by moderator.
+    CREATE INDEX hx_log_entries_moderation_target ON hx_log_entries ((entry->>'targetUserId'), seq)
+      WHERE log = 'moderation';
+    CREATE INDEX hx_log_entries_moderation_moderator ON hx_log_entries ((entry->>'moderatorId'), seq)
+      WHERE log = 'moderation';
+  `,
+});
+
 /** First key of the migrations' advisory lock (the second is the schema's hash). */
 export const MIGRATION_LOCK = 0x48584302;
 

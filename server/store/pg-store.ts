@@ -36,9 +36,8 @@ const MAX_TX_RUNS = 30;
 const PAGE = 1000;
 /** A NOTIFY payload is limited to 8000 bytes: past this, "everything may have changed" is announced instead. */
 const NOTIFY_MAX = 7000;
-/** Histories are read anew this often whatever was heard; watchers are told all may have changed every 12th. */
-const CATCH_UP_MS = 5000;
-const RESYNC_EVERY = 12;
+/** Watchers are told all may have changed this often, making up for an announcement lost with a dying host. */
+const RESYNC_MS = 60_000;
 /** Rows of hx_tx_done older than this are deleted (they only settle commits whose answer was lost just now). */
 const TX_DONE_KEPT = "interval '1 day'";
 
@@ -289,10 +288,9 @@ export class PgStore implements HostStore {
   readonly #origin = randomBytes(12).toString('hex');
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
-  #unannounced: { records: Array<[string, string]>; logs: Set<string> } | null = null;
+  #unannounced: { records: Array<[string, string]> } | null = null;
   #pruneTimer: NodeJS.Timeout | null = null;
   #catchUpTimer: NodeJS.Timeout | null = null;
-  #catchUps = 0;
   #closed = false;
 
   private constructor(
@@ -327,9 +325,9 @@ export class PgStore implements HostStore {
   /** Nothing to write behind: every commit is in PostgreSQL once acknowledged. */
   async checkpoint(): Promise<void> {}
 
-  /** Reads every history entry committed so far by any process. */
+  /** Nothing to do: a host holds no history or record that could be behind (every read is a query). */
   async refresh(): Promise<void> {
-    await Promise.all([...this.#logs.values()].map((log) => log.pull()));
+    // Nothing held to bring up to date: every read is a query.
   }
 
   /** A query on a pooled connection; an unreachable or stalled database becomes StorageUnavailableError. */
@@ -518,21 +516,18 @@ export class PgStore implements HostStore {
    */
   #announce(t: PgTransaction): void {
     if (!this.#unannounced) {
-      this.#unannounced = { records: [], logs: new Set() };
+      this.#unannounced = { records: [] };
       setImmediate(() => this.#sendAnnouncement());
     }
     for (const w of t.writes.values()) this.#unannounced.records.push([w.collection.name, w.id]);
-    for (const a of t.appends) this.#unannounced.logs.add(a.log.name);
   }
 
   #sendAnnouncement(): void {
     const pending = this.#unannounced;
     this.#unannounced = null;
     if (!pending || this.#closed) return;
-    const logs = [...pending.logs];
-    const full = JSON.stringify({ o: this.#origin, r: pending.records, l: logs });
-    const payload =
-      full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, all: true, l: logs });
+    const full = JSON.stringify({ o: this.#origin, r: pending.records });
+    const payload = full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, all: true });
     this.pool
       .query('SELECT pg_notify($1, $2)', [this.#channel, payload])
       .catch((error: unknown) => this.logger.warn({ err: error }, 'telling other hosts of a change failed'));
@@ -588,23 +583,12 @@ export class PgStore implements HostStore {
     );
   }
 
-  /** After COMMIT: histories read up to it (in order, for their listeners), watchers told, effects run. */
+  /** After COMMIT: other hosts told, watchers told, effects run. */
   async #committed(t: PgTransaction): Promise<void> {
-    if (t.writesSomething) this.#announce(t);
+    if (t.writes.size > 0) this.#announce(t);
     for (const w of t.writes.values()) this.#cache.forget(w.collection.name, w.id);
-    const logs = new Set(t.appends.map((a) => a.log));
-    await Promise.all(
-      [...logs].map((log) => log.pull().catch((error: unknown) => this.#logPullFailed(error))),
-    );
     for (const w of t.writes.values()) this.#tell(w.collection.name, w.id, false);
     for (const effect of t.effects) effect();
-  }
-
-  #logPullFailed(error: unknown): void {
-    this.logger.warn(
-      { err: error },
-      'reading new history entries failed; the next change or refresh reads them',
-    );
   }
 
   #tell(collection: string, id: string | null, remote: boolean): void {
@@ -613,7 +597,7 @@ export class PgStore implements HostStore {
 
   /** Another host's commit (or, `all`, possibly several missed ones). */
   #heard(payload: string): void {
-    let message: { o?: string; r?: Array<[string, string]>; l?: string[]; all?: boolean };
+    let message: { o?: string; r?: Array<[string, string]>; all?: boolean };
     try {
       message = JSON.parse(payload) as typeof message;
     } catch {
@@ -626,19 +610,12 @@ export class PgStore implements HostStore {
       this.#cache.forget(collection, id);
       this.#tell(collection, id, true);
     }
-    for (const name of message.l ?? []) {
-      this.#logs
-        .get(name)
-        ?.pull()
-        .catch((error: unknown) => this.#logPullFailed(error));
-    }
   }
 
   /** The listening connection is (back) up: whatever was announced meanwhile is lost, so all may have changed. */
   #resync(): void {
     this.#cache.clear();
     for (const name of this.#collections.keys()) this.#tell(name, null, true);
-    this.refresh().catch((error: unknown) => this.#logPullFailed(error));
   }
 
   /** Makes sure every record has its keys in `index` (built once per database, by the first host to ask). */
@@ -765,13 +742,7 @@ export class PgStore implements HostStore {
   }): Promise<void> {
     for (const name of spec.collections) this.#collections.set(name, new PgCollection(name, this));
     for (const log of spec.logs ?? []) {
-      this.#logs.set(
-        log.name,
-        new PgLog(log.name, log.keyOf as (entry: { seq: number }) => unknown, {
-          fetch: (seq) => this.#fetchEntry(log.name, seq),
-          after: (seq) => this.#entriesAfter(log.name, seq),
-        }),
-      );
+      this.#logs.set(log.name, new PgLog(log.name, this));
     }
     // Listen first, so nothing committed while the histories are read goes unheard.
     this.#listener = new PgListener(this.connection, this.#channel, {
@@ -780,43 +751,16 @@ export class PgStore implements HostStore {
       logger: this.logger,
     });
     await this.#listener.start();
-    await Promise.all([...this.#logs.values()].map((log) => log.pull(true)));
     this.#pruneTimer = setInterval(() => this.#prune(), 10 * 60_000);
     this.#pruneTimer.unref();
-    this.#catchUpTimer = setInterval(() => this.#catchUp(), CATCH_UP_MS);
+    this.#catchUpTimer = setInterval(() => this.#resync(), RESYNC_MS);
     this.#catchUpTimer.unref();
-  }
-
-  /**
-   * An announcement can be lost (a host that died between its commit and its NOTIFY): histories are read anew
-   * every CATCH_UP_MS, and every RESYNC_EVERY of those, watchers are told that anything may have changed.
-   */
-  #catchUp(): void {
-    if (++this.#catchUps % RESYNC_EVERY === 0) this.#resync();
-    else this.refresh().catch((error: unknown) => this.#logPullFailed(error));
   }
 
   #prune(): void {
     this.query(`DELETE FROM hx_tx_done WHERE done_at < now() - ${TX_DONE_KEPT}`).catch((error: unknown) =>
       this.logger.warn({ err: error }, 'pruning old hx_tx_done rows failed'),
     );
-  }
-
-  async #fetchEntry(log: string, seq: number): Promise<{ seq: number }> {
-    const rows = await this.query<{ entry: { seq: number } }>(
-      'SELECT entry FROM hx_log_entries WHERE log = $1 AND seq = $2',
-      [log, seq],
-    );
-    if (!rows[0]) throw new Error(`log ${log} has no entry ${seq}`);
-    return { ...rows[0].entry, seq };
-  }
-
-  async #entriesAfter(log: string, seq: number): Promise<Array<{ seq: number }>> {
-    const rows = await this.query<{ seq: string; entry: { seq: number } }>(
-      'SELECT seq, entry FROM hx_log_entries WHERE log = $1 AND seq > $2 ORDER BY seq',
-      [log, seq],
-    );
-    return rows.map((row) => ({ ...row.entry, seq: Number(row.seq) }));
   }
 }
 

@@ -59,13 +59,19 @@ export interface ReadCollection<T> {
   addListIndex(index: string, keysOf: (record: T) => readonly string[]): void;
 }
 
-/** A durable history, read by position (oldest first). */
+/** Values of an entry's key fields a history is filtered by (an absent field matches every entry). */
+export type LogFilter<K> = { [F in keyof K]?: K[F] };
+
+/** A page of a history, newest first, and how many entries match in all. */
+export interface LogPage<E> {
+  entries: E[];
+  total: number;
+}
+
+/** A durable history, read a page at a time (each a query on PostgreSQL). */
 export interface ReadLog<E, K> {
-  readonly length: number;
-  indexAt(position: number): { key: K } | undefined;
-  read(position: number): Promise<E>;
-  /** Called with each entry once its commit is durable, and its position. */
-  onAppend(listener: (entry: E, position: number) => void): void;
+  /** Entries whose key matches `filter`, newest first: `limit` of them after skipping `offset`. */
+  query(filter: LogFilter<K>, offset: number, limit: number): Promise<LogPage<E>>;
 }
 
 /** A collection as a transaction sees it: its own writes, then the newest committed versions. */

@@ -1,7 +1,8 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { CorruptDataFileError } from './durable-file.js';
 import { writeAll } from './wal.js';
-import type { ReadLog } from './seam.js';
+import { queryByKeys } from './log-query.js';
+import type { LogFilter, LogPage, ReadLog } from './seam.js';
 
 export interface LogIndexEntry<K> {
   offset: number;
@@ -121,6 +122,11 @@ export class StoreLog<T extends { seq: number }, K> implements ReadLog<T, K> {
 
   indexAt(position: number): LogIndexEntry<K> | undefined {
     return this.#index[position];
+  }
+
+  /** A page of the entries whose key matches `filter`, newest first (see queryByKeys). */
+  query(filter: LogFilter<K>, offset: number, limit: number): Promise<LogPage<T>> {
+    return queryByKeys(this, filter, offset, limit);
   }
 
   /** Called with each entry accepted after startup, and its position. */

@@ -13,6 +13,13 @@ export interface Entry {
   note: string;
 }
 
+/** What a history entry is filtered by. */
+export interface EntryKey {
+  target: string;
+}
+
+export const entryKeyOf = (entry: Entry): EntryKey => ({ target: entry.target });
+
 /** How a conformance run opens a store: the same `place` twice is the same data (a restart). */
 export interface StoreFactory {
   /** A new, empty place for data. */
@@ -115,7 +122,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       ).rejects.toThrow('refused halfway');
       expect(await store.collection<Doc>('things').get('a')).toEqual({ n: 1 });
       expect(await store.collection<Doc>('things').has('b')).toBe(false);
-      expect(store.log<Entry, unknown>('history').length).toBe(0);
+      expect((await store.log<Entry, EntryKey>('history').query({}, 0, 10)).total).toBe(0);
       await store.close();
     });
 
@@ -176,9 +183,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
 
     it('appends log entries in the same commit as records, numbered after everything before them', async () => {
       const { place, store } = await fresh();
-      const history = store.log<Entry, unknown>('history');
-      const seen: Array<[string, number]> = [];
-      history.onAppend((entry, position) => seen.push([entry.note, position]));
+      const history = store.log<Entry, EntryKey>('history');
       const first = await store.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 1 });
         return t.append<Entry>('history', { seq: 0, target: 'a', note: 'one' });
@@ -186,19 +191,11 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       const second = await store.tx((t) => t.append<Entry>('history', { seq: 0, target: 'a', note: 'two' }));
       expect(first.seq).toBeGreaterThan(0);
       expect(second.seq).toBeGreaterThan(first.seq);
-      expect(history.length).toBe(2);
-      expect(await history.read(0)).toEqual(first);
-      expect(await history.read(1)).toEqual(second);
-      expect(history.indexAt(1)?.key).toBeDefined();
-      expect(seen).toEqual([
-        ['one', 0],
-        ['two', 1],
-      ]);
+      expect(await history.query({}, 0, 10)).toEqual({ entries: [second, first], total: 2 });
       await store.close();
       const again = await factory.open(place);
-      const reopened = again.log<Entry, unknown>('history');
-      expect(reopened.length).toBe(2);
-      expect(await reopened.read(1)).toEqual(second);
+      const reopened = again.log<Entry, EntryKey>('history');
+      expect(await reopened.query({}, 1, 10)).toEqual({ entries: [first], total: 2 });
       const third = await again.tx(async (t) => {
         t.repo<Doc>('things').put('a', { n: 2 });
         return t.append<Entry>('history', { seq: 0, target: 'a', note: 'three' });
@@ -207,22 +204,41 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await again.close();
     });
 
+    it('pages a log newest first, filtered by its key, counting every match', async () => {
+      const { store } = await fresh();
+      const history = store.log<Entry, EntryKey>('history');
+      for (let i = 0; i < 12; i++) {
+        await store.tx((t) => t.append<Entry>('history', { seq: 0, target: `t${i % 3}`, note: `n${i}` }));
+      }
+      const page = await history.query({ target: 't1' }, 1, 2);
+      expect(page.total).toBe(4);
+      expect(page.entries.map((entry) => entry.note)).toEqual(['n7', 'n4']);
+      expect((await history.query({ target: 't1' }, 4, 2)).entries).toEqual([]);
+      expect((await history.query({ target: 'nobody' }, 0, 5)).total).toBe(0);
+      const all = await history.query({}, 0, 5);
+      expect(all.total).toBe(12);
+      expect(all.entries.map((entry) => entry.note)).toEqual(['n11', 'n10', 'n9', 'n8', 'n7']);
+      await store.close();
+    });
+
     it('reads every log entry while others are being appended', async () => {
       const { store } = await fresh();
-      const history = store.log<Entry, unknown>('history');
+      const history = store.log<Entry, EntryKey>('history');
       const appends = Array.from({ length: 200 }, (_, i) =>
         store.tx((t) => t.append<Entry>('history', { seq: 0, target: `t${i % 7}`, note: `n${i}` })),
       );
-      const reads: Array<Promise<unknown>> = [];
+      const reads: Array<Promise<{ entries: Entry[]; total: number }>> = [];
       for (let round = 0; round < 40; round++) {
         await new Promise((resolve) => setImmediate(resolve));
-        for (let position = 0; position < history.length; position++) reads.push(history.read(position));
+        reads.push(history.query({}, 0, 500));
       }
       await Promise.all(appends);
-      const read = (await Promise.all(reads)) as Entry[];
-      expect(read.every((entry) => entry.note.startsWith('n'))).toBe(true);
-      const all = await Promise.all(Array.from({ length: history.length }, (_, i) => history.read(i)));
-      expect(new Set(all.map((entry) => entry.note)).size).toBe(200);
+      for (const page of await Promise.all(reads)) {
+        expect(page.entries).toHaveLength(page.total);
+        expect(page.entries.every((entry) => entry.note.startsWith('n'))).toBe(true);
+      }
+      const all = await history.query({}, 0, 500);
+      expect(new Set(all.entries.map((entry) => entry.note)).size).toBe(200);
       await store.close();
     });
 

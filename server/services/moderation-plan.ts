@@ -9,9 +9,23 @@ import {
   type ModerationAction,
 } from '../protocol/schemas.js';
 import { AppError } from '../errors.js';
+import type { BanStatusDto, WarnStatusDto } from '../protocol/types.js';
 import type { StoredUser } from '../store/users.js';
 import { unixSeconds, type Clock } from './context.js';
-import type { ModerationState } from './moderation.js';
+
+/** The part of a user that moderation reads and changes. */
+export interface ModerationState {
+  Id: string;
+  Username: string;
+  Rank: Rank;
+  Badges: string[];
+  BanStatus: BanStatusDto;
+  BanCount: number;
+  WarnStatus: WarnStatusDto;
+  WarnCount: number;
+  /** True while a ban is in force (BanStatus.isBanned and BanEnd still ahead). */
+  isBanned: boolean;
+}
 
 /** What an action makes of its target, and the fields its log entry keeps. */
 type Planned = { after: ModerationState; fields: Record<string, unknown> };

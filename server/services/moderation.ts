@@ -6,29 +6,16 @@ import {
   ModerationFields,
   type ModerationAction,
 } from '../protocol/schemas.js';
-import type { BanStatusDto, WarnStatusDto } from '../protocol/types.js';
 import { AppError } from '../errors.js';
 import type { ReadLog } from '../store/seam.js';
 import type { Tx } from '../store/seam.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
 import type { StoredFile } from './uploads.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
-import { applyState, fail, plan, stateOf } from './moderation-plan.js';
+import { applyState, fail, plan, stateOf, type ModerationState } from './moderation-plan.js';
 import { createKeyedSerial } from './serial.js';
 
-/** The part of a user that moderation reads and changes. */
-export interface ModerationState {
-  Id: string;
-  Username: string;
-  Rank: Rank;
-  Badges: string[];
-  BanStatus: BanStatusDto;
-  BanCount: number;
-  WarnStatus: WarnStatusDto;
-  WarnCount: number;
-  /** True while a ban is in force (BanStatus.isBanned and BanEnd still ahead). */
-  isBanned: boolean;
-}
+export type { ModerationState } from './moderation-plan.js';
 
 export interface ModerationLogEntry {
   id: string;

@@ -1,12 +1,7 @@
 import type { Logger } from 'pino';
 import { InviteRefusal, sentInviteRequestJson, ServerMessage } from '../protocol/socket.js';
 import { send, type Connection } from './connection.js';
-import type { SocketContext } from './socket-context.js';
-
-/** Answers waiting for the history write that makes their invite request durable. */
-export interface InviteAnswers {
-  answerWhenSaved(conn: Connection, saved: Promise<void>, text: string, targetUserId: string): void;
-}
+import type { InviteAnswers, SocketContext } from './socket-context.js';
 
 type WaitingAnswer = { conn: Connection; text: string; targetUserId: string };
 

@@ -11,7 +11,11 @@ import type { UsersRepo } from '../store/users.js';
 import type { Connection, SocketLimits } from './connection.js';
 import type { ClientAddresses } from './forwarded-address.js';
 import type { SocketHub } from './hub.js';
-import type { InviteAnswers } from './invite-requests.js';
+
+/** Answers waiting for the history write that makes their invite request durable. */
+export interface InviteAnswers {
+  answerWhenSaved(conn: Connection, saved: Promise<void>, text: string, targetUserId: string): void;
+}
 
 export interface SocketDeps {
   config: HostConfig;

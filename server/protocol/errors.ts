@@ -80,6 +80,8 @@ export const ErrorCode = {
   HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
   /** The request did not arrive whole in time. */
   REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+  /** A webhook test was asked for while no webhook URL is saved. */
+  WEBHOOK_NOT_SET: 'WEBHOOK_NOT_SET',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -19,6 +19,7 @@ import {
 } from './host-model.js';
 import { ClientBuildsCard } from './client-builds-card.js';
 import { FirstRunCard } from './first-run-card.js';
+import { WebhookCard } from './webhook-card.js';
 import {
   ConnectedUserList,
   GameServerTokensCard,
@@ -47,6 +48,7 @@ export function HostPage({ firstRun = false }: { firstRun?: boolean }) {
       <InviteCodesCard key={codesRound} />
       <GameServerTokensCard />
       <ClientBuildsCard />
+      <WebhookCard />
     </>
   ) : null;
   if (!bridge) {

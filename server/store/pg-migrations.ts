@@ -237,6 +237,15 @@ PG_MIGRATIONS.push({
   `,
 });
 
+PG_MIGRATIONS.push({
+  version: 6,
+  name: 'unique keys found by their beginning (users by the start of their name)',
+  sql: `
+    -- In byte order whatever the database's collation, so a range from a prefix finds exactly the keys it starts.
+    CREATE INDEX hx_keys_by_prefix ON hx_keys (collection, idx, (key COLLATE "C"));
+  `,
+});
+
 /** First key of the migrations' advisory lock (the second is the schema's hash). */
 export const MIGRATION_LOCK = 0x48584302;
 

@@ -106,6 +106,20 @@ export class PgCollection<T> implements ReadCollection<T> {
     return rows[0] ? frozen(rows[0].data) : undefined;
   }
 
+  async findByPrefix(index: string, prefix: string, limit: number): Promise<T[]> {
+    await this.store.indexReady(this, index);
+    // Byte order (COLLATE "C", indexed by migration 6): every key starting with the prefix sorts between the
+    // prefix and the prefix followed by the last code point, whatever the database's collation.
+    const rows = await this.store.query<{ data: T }>(
+      `SELECT r.data FROM hx_keys k JOIN hx_records r ON r.collection = k.collection AND r.id = k.id
+        WHERE k.collection = $1 AND k.idx = $2 AND k.key COLLATE "C" >= $3 AND k.key COLLATE "C" < $4
+        ORDER BY k.key COLLATE "C" LIMIT $5`,
+      [this.name, index, prefix, `${prefix}\u{10FFFF}`, limit],
+      'hx_find_prefix',
+    );
+    return rows.map((row) => frozen(row.data));
+  }
+
   async list(index: string, key: string): Promise<T[]> {
     await this.store.indexReady(this, index);
     const rows = await this.store.query<{ data: T }>(

@@ -47,6 +47,8 @@ export interface ReadCollection<T> {
   getMany(ids: readonly string[]): Promise<T[]>;
   /** The record holding `key` in the unique index `index`. */
   find(index: string, key: string): Promise<T | undefined>;
+  /** Up to `limit` records whose key in the unique index `index` starts with `prefix`, in key order. */
+  findByPrefix(index: string, prefix: string, limit: number): Promise<T[]>;
   /** How many records there are. */
   count(): Promise<number>;
   /** Every record, in no particular order (startup indexes, admin tools, migration). */
@@ -59,8 +61,11 @@ export interface ReadCollection<T> {
   addListIndex(index: string, keysOf: (record: T) => readonly string[]): void;
 }
 
+/** What a key field must hold: this value, one of these values, or (a number) within a range, ends included. */
+export type LogMatch<V> = V | { anyOf: readonly V[] } | { from?: number; to?: number };
+
 /** Values of an entry's key fields a history is filtered by (an absent field matches every entry). */
-export type LogFilter<K> = { [F in keyof K]?: K[F] };
+export type LogFilter<K> = { [F in keyof K]?: LogMatch<K[F]> };
 
 /** A page of a history, newest first, and how many entries match in all. */
 export interface LogPage<E> {

@@ -231,6 +231,13 @@ export class Collection<T> implements ReadCollection<T> {
     return Promise.resolve(this.peekFind(name, key));
   }
 
+  findByPrefix(name: string, prefix: string, limit: number): Promise<T[]> {
+    // Every key is in memory here: a walk of the index, no record read but those returned.
+    const keys = [...this.#index(name).durable.keys()].filter((key) => key.startsWith(prefix)).sort();
+    const found = keys.slice(0, limit).map((key) => this.peekFind(name, key));
+    return Promise.resolve(found.filter((record): record is T => record !== undefined));
+  }
+
   /** `find`, synchronously. */
   peekFind(name: string, key: string): T | undefined {
     const id = this.#index(name).durable.get(key);

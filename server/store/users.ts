@@ -120,6 +120,11 @@ export class UsersRepo {
     return this.#collection.find(BY_NAME, username.toLowerCase());
   }
 
+  /** Up to `limit` users whose name starts with `prefix` (any case), in name order. */
+  byNamePrefix(prefix: string, limit: number): Promise<StoredUser[]> {
+    return this.#collection.findByPrefix(BY_NAME, prefix.toLowerCase(), limit);
+  }
+
   byEmail(email: string): Promise<StoredUser | undefined> {
     return this.#collection.find(BY_EMAIL, email.toLowerCase());
   }

@@ -181,6 +181,23 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    it('finds records by the beginning of a unique key, in key order, up to a limit', async () => {
+      const { store } = await fresh();
+      await store.tx((t) => {
+        for (const name of ['ann', 'anna', 'annie', 'bob', 'an_x', 'zed'])
+          t.repo<Doc>('things').put(`id-${name}`, { n: name.length, name });
+      });
+      const things = store.collection<Doc>('things');
+      const names = async (prefix: string, limit: number) =>
+        (await things.findByPrefix('name', prefix, limit)).map((doc) => doc.name);
+      expect(await names('ann', 10)).toEqual(['ann', 'anna', 'annie']);
+      expect(await names('an', 2)).toEqual(['an_x', 'ann']);
+      expect(await names('b', 10)).toEqual(['bob']);
+      expect(await names('c', 10)).toEqual([]);
+      expect(await names('', 3)).toEqual(['an_x', 'ann', 'anna']);
+      await store.close();
+    });
+
     it('appends log entries in the same commit as records, numbered after everything before them', async () => {
       const { place, store } = await fresh();
       const history = store.log<Entry, EntryKey>('history');

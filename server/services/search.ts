@@ -133,8 +133,8 @@ export function createSearchService(
     const now = Date.now();
     if (deps.hideBannedUsersContent && now - banned.at >= 1000) {
       const ids = new Set<string>();
-      for await (const user of users.scan())
-        if (user.BanStatus.isBanned && accounts.isBanned(user)) ids.add(user.Id);
+      // The banned users' index (a query on PostgreSQL), never a walk of every user.
+      for (const user of await users.banned()) if (accounts.isBanned(user)) ids.add(user.Id);
       banned = { at: now, ids };
     }
     if (built === uploads.contentVersion) return;

@@ -93,6 +93,8 @@ export const USERS = 'users';
 /** Unique indexes of the users collection: lower-cased name and email. */
 export const BY_NAME = 'name';
 export const BY_EMAIL = 'email';
+/** A list index holding every user with a ban on record (lifted or expired ones drop out when next written). */
+export const BANNED = 'banned';
 
 /** The users collection as readers see it (durable, frozen records), with its case-insensitive indexes. */
 export class UsersRepo {
@@ -102,6 +104,7 @@ export class UsersRepo {
     this.#collection = store.collection<StoredUser>(USERS);
     this.#collection.addIndex(BY_NAME, (user) => user.Username.toLowerCase());
     this.#collection.addIndex(BY_EMAIL, (user) => (user.Email ? user.Email.toLowerCase() : undefined));
+    this.#collection.addListIndex(BANNED, (user) => (user.BanStatus?.isBanned ? ['yes'] : []));
   }
 
   count(): Promise<number> {
@@ -123,6 +126,11 @@ export class UsersRepo {
   /** Up to `limit` users whose name starts with `prefix` (any case), in name order. */
   byNamePrefix(prefix: string, limit: number): Promise<StoredUser[]> {
     return this.#collection.findByPrefix(BY_NAME, prefix.toLowerCase(), limit);
+  }
+
+  /** Users marked banned (some of whose bans may have run out since: check the end). */
+  banned(): Promise<StoredUser[]> {
+    return this.#collection.list(BANNED, 'yes');
   }
 
   byEmail(email: string): Promise<StoredUser | undefined> {

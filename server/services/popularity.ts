@@ -141,6 +141,8 @@ type PublicAssets = (
 export function createPopularityService(
   deps: Pick<ServiceDeps, 'store' | 'clock'> & {
     publicAssets: PublicAssets;
+    /** Where a failed background read (following another host's counts) is reported. */
+    onBackgroundError?: (error: unknown, task: string) => void;
   },
 ) {
   const { store, clock } = deps;
@@ -159,6 +161,27 @@ export function createPopularityService(
       pages: Map<string, string>;
     }
   >();
+
+  /** The stored counts of `id` (null: of every asset) as another host left them, this host's unsaved ones on top. */
+  async function follow(id: string | null): Promise<void> {
+    const now = Math.floor(clock.now() / 1000);
+    const repo = store.collection<Record_>(POPULARITY);
+    const stored = id === null ? await collect(repo.scan()) : [await repo.get(id)];
+    if (id === null) records.clear();
+    for (const record of stored) {
+      if (!record) continue;
+      const since = unsaved.get(record.id);
+      records.set(record.id, since ? merged(record, since, now) : structuredClone(record));
+    }
+    if (id !== null && !stored[0] && !unsaved.has(id)) records.delete(id);
+  }
+  // Several hosts count the same assets: another host's flush reaches this host's rankings too.
+  store.watch(POPULARITY, (id, remote) => {
+    if (!remote) return;
+    follow(id).catch((error: unknown) =>
+      deps.onBackgroundError?.(error, 'reading the popularity counts another host saved'),
+    );
+  });
 
   return {
     /** Reads the stored counts (at start). */
@@ -271,3 +294,9 @@ export function createPopularityService(
 }
 
 export type PopularityService = ReturnType<typeof createPopularityService>;
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}

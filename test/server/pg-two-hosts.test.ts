@@ -138,6 +138,17 @@ describe('two hosts on one database', () => {
       .collection<{ days: Record<string, number> }>('popularity')
       .get(avatarId))!;
     expect(Object.values(stored.days).reduce((sum, n) => sum + n, 0)).toBe(5);
+    // Each host's ranking follows the other's counts too (the hourly window: type 0).
+    for (const host of [a, b]) {
+      await expect
+        .poll(async () => {
+          const top = expectOk(await host.get('popularity/avatar/0/10/0')).Popularity as Array<{
+            Hourly: { Usages: number };
+          }>;
+          return top[0]?.Hourly.Usages;
+        })
+        .toBe(5);
+    }
   });
 });
 

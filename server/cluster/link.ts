@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { InstanceMeta } from '../protocol/instances.js';
 import { redactUrl } from '../../shared/redact-url.js';
+import { DeliveryBatches, type Delivery } from './delivery-batch.js';
 
 /**
  * What several host processes sharing one database tell each other through Redis (issue 15). Each process has a
@@ -99,6 +100,8 @@ type Message =
   | { t: 'snapreq'; p: string }
   | { t: 'bye'; p: string }
   | { t: 'deliver'; p: string; users: string[]; json: string }
+  /** Several deliveries to this process from one turn of the sender (see delivery-batch.ts). */
+  | { t: 'deliverMany'; p: string; items: Delivery[] }
   | { t: 'event'; p: string; event: ClusterEvent };
 
 interface Peer {
@@ -171,6 +174,15 @@ export class ClusterLink {
   #timer: NodeJS.Timeout | null = null;
   #closed = false;
   #publishErrorLoggedAt = 0;
+  /** Deliveries to other processes, sent together per process and turn. */
+  readonly #deliveries = new DeliveryBatches((processId, items) => {
+    const [only] = items;
+    const message: Message =
+      items.length === 1 && only
+        ? { t: 'deliver', p: this.processId, users: only.users, json: only.json }
+        : { t: 'deliverMany', p: this.processId, items };
+    return this.#send(this.#channelOf(processId), message, true);
+  });
   /** The subscriber is subscribed to this process's channels (from 'ready' and SUBSCRIBE until 'close'). */
   #listening = false;
   /** ms of the last echo of this process's own heartbeat. */
@@ -398,10 +410,8 @@ export class ClusterLink {
     if (!byProcess) return Promise.resolve();
     const text = json();
     const sent: Array<Promise<void>> = [];
-    for (const [processId, users] of byProcess) {
-      const message: Message = { t: 'deliver', p: this.processId, users, json: text };
-      sent.push(this.#send(this.#channelOf(processId), message, true));
-    }
+    for (const [processId, users] of byProcess)
+      sent.push(this.#deliveries.add(processId, { users, json: text }));
     return Promise.all(sent).then(ignore);
   }
 
@@ -669,6 +679,10 @@ export class ClusterLink {
         return;
       case 'deliver':
         for (const userId of message.users) this.#local?.deliverLocal(userId, message.json);
+        return;
+      case 'deliverMany':
+        for (const item of message.items)
+          for (const userId of item.users) this.#local?.deliverLocal(userId, item.json);
         return;
       case 'event':
         this.#actOn(message.event).catch((error: unknown) =>

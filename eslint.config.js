@@ -48,6 +48,18 @@ const EDGE_LAYERS = [
   },
 ];
 
+/** What server/http and server/socket may not write (one list: the routes' block below adds to it). */
+const EDGE_SYNTAX = [
+  {
+    selector: "MemberExpression[property.name='tx']",
+    message: 'routes and socket handlers do not open store transactions: a service does',
+  },
+  {
+    selector: "CallExpression[callee.property.name='repo']",
+    message: 'routes and socket handlers do not write repositories: a service does',
+  },
+];
+
 /** The modules of main/ that run in the host process (or in tests), never in Electron's main process. */
 const HOST_PROCESS_FILES = ['main/host-child.ts', 'main/host-agent.ts', 'main/in-process-host.ts'];
 
@@ -114,17 +126,7 @@ export default tseslint.config(
           patterns: EDGE_LAYERS,
         },
       ],
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "MemberExpression[property.name='tx']",
-          message: 'routes and socket handlers do not open store transactions: a service does',
-        },
-        {
-          selector: "CallExpression[callee.property.name='repo']",
-          message: 'routes and socket handlers do not write repositories: a service does',
-        },
-      ],
+      'no-restricted-syntax': ['error', ...EDGE_SYNTAX],
     },
   },
   {
@@ -144,6 +146,20 @@ export default tseslint.config(
               message: 'routes reach data only through services (e.g. accounts.findUser): no repositories',
             },
           ],
+        },
+      ],
+      // HostCore still hands the users repository to the socket layer: a route reads users through accounts.
+      'no-restricted-syntax': [
+        'error',
+        ...EDGE_SYNTAX,
+        {
+          selector: [
+            "MemberExpression[object.name='core'][property.name='users']",
+            "MemberExpression[object.property.name='core'][property.name='users']",
+            "VariableDeclarator[init.name='core'] > ObjectPattern > Property[key.name='users']",
+            "VariableDeclarator[init.property.name='core'] > ObjectPattern > Property[key.name='users']",
+          ].join(', '),
+          message: 'routes reach users only through services (accounts.findUser, findUsers): not core.users',
         },
       ],
     },

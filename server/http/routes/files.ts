@@ -117,76 +117,90 @@ export function rangeOf(header: string, size: number): { start: number; end: num
   return { start, end };
 }
 
-export function fileRoutes(
-  router: Router,
-  deps: {
-    accounts: AccountsService;
-    uploads: UploadsService;
-    moderation: ModerationService;
-    core: Pick<HostCore, 'popularity' | 'assetTokens' | 'assetAccess' | 'hub' | 'instances'>;
-    addresses: ClientAddresses;
-  },
-): void {
+type FileRouteDeps = {
+  accounts: AccountsService;
+  uploads: UploadsService;
+  moderation: ModerationService;
+  core: Pick<HostCore, 'popularity' | 'assetTokens' | 'assetAccess' | 'hub' | 'instances'>;
+  addresses: ClientAddresses;
+};
+
+/** Downloads, file and asset metas, removals and a creator's own content. */
+export function fileRoutes(router: Router, deps: FileRouteDeps): void {
+  downloadRoutes(router, deps);
+  metaRoutes(router, deps);
+  removalRoutes(router, deps);
+  myContentRoutes(router, deps);
+}
+
+/** The caller, when a request carries credentials in headers (for OwnerOnly downloads); never from the URL. */
+async function caller(accounts: AccountsService, ctx: Context): Promise<StoredUser | null> {
+  const userId = ctx.get('x-hypernex-userid');
+  const token = ctx.get('x-hypernex-token');
+  if (!userId || !token) return null;
+  return accounts.authenticate(userId, token);
+}
+
+async function sendFile(
+  uploads: UploadsService,
+  ctx: Context,
+  record: StoredFile,
+  cache: 'public' | 'private',
+): Promise<void> {
+  const path = uploads.pathOf(record);
+  const info = await stat(path).catch(() => null);
+  if (!info) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
+  const ext = record.FileName.slice(record.FileName.lastIndexOf('.')).toLowerCase();
+  ctx.set('Content-Disposition', `attachment; filename="${record.FileName}"`);
+  ctx.set('Accept-Ranges', 'bytes');
+  ctx.set('ETag', `"${record.Hash}"`);
+  ctx.set('Cache-Control', `${cache}, max-age=0, must-revalidate`);
+  ctx.type = CONTENT_TYPES[ext] ?? 'application/octet-stream';
+  if (ctx.get('if-none-match') === `"${record.Hash}"`) {
+    ctx.status = 304;
+    return;
+  }
+  const range = rangeOf(ctx.get('range'), info.size);
+  if (range === 'invalid') {
+    ctx.status = 416;
+    ctx.set('Content-Range', `bytes */${info.size}`);
+    ctx.type = 'application/json';
+    ctx.body = {
+      success: false,
+      message: 'Requested range not satisfiable',
+      result: { error: { code: ErrorCode.RANGE_NOT_SATISFIABLE } },
+    };
+    return;
+  }
+  if (range) {
+    ctx.status = 206;
+    ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${info.size}`);
+    ctx.length = range.end - range.start + 1;
+    ctx.body = createReadStream(path, { start: range.start, end: range.end });
+    return;
+  }
+  ctx.status = 200;
+  ctx.length = info.size;
+  ctx.body = createReadStream(path);
+}
+
+/** GET /file/... in its three forms (headers, an asset token, a game server's proof) and GET /filemeta. */
+function downloadRoutes(router: Router, deps: FileRouteDeps): void {
   const { accounts, uploads } = deps;
-  const { popularity, assetTokens, assetAccess, hub, instances } = deps.core;
-  const removal = createContentRemoval({ uploads, moderation: deps.moderation });
-
-  /** The caller, when a request carries credentials in headers (for OwnerOnly downloads); never from the URL. */
-  async function caller(ctx: Context): Promise<StoredUser | null> {
-    const userId = ctx.get('x-hypernex-userid');
-    const token = ctx.get('x-hypernex-token');
-    if (!userId || !token) return null;
-    return accounts.authenticate(userId, token);
-  }
-
-  async function sendFile(ctx: Context, record: StoredFile, cache: 'public' | 'private'): Promise<void> {
-    const path = uploads.pathOf(record);
-    const info = await stat(path).catch(() => null);
-    if (!info) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
-    const ext = record.FileName.slice(record.FileName.lastIndexOf('.')).toLowerCase();
-    ctx.set('Content-Disposition', `attachment; filename="${record.FileName}"`);
-    ctx.set('Accept-Ranges', 'bytes');
-    ctx.set('ETag', `"${record.Hash}"`);
-    ctx.set('Cache-Control', `${cache}, max-age=0, must-revalidate`);
-    ctx.type = CONTENT_TYPES[ext] ?? 'application/octet-stream';
-    if (ctx.get('if-none-match') === `"${record.Hash}"`) {
-      ctx.status = 304;
-      return;
-    }
-    const range = rangeOf(ctx.get('range'), info.size);
-    if (range === 'invalid') {
-      ctx.status = 416;
-      ctx.set('Content-Range', `bytes */${info.size}`);
-      ctx.type = 'application/json';
-      ctx.body = {
-        success: false,
-        message: 'Requested range not satisfiable',
-        result: { error: { code: ErrorCode.RANGE_NOT_SATISFIABLE } },
-      };
-      return;
-    }
-    if (range) {
-      ctx.status = 206;
-      ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${info.size}`);
-      ctx.length = range.end - range.start + 1;
-      ctx.body = createReadStream(path, { start: range.start, end: range.end });
-      return;
-    }
-    ctx.status = 200;
-    ctx.length = info.size;
-    ctx.body = createReadStream(path);
-  }
+  const { popularity, assetTokens, hub, instances } = deps.core;
+  const send = (ctx: Context, record: StoredFile, cache: 'public' | 'private') =>
+    sendFile(uploads, ctx, record, cache);
 
   router.get('/file/:userid/:fileid', async (ctx) => {
     const record = await uploads.fileRecord(ctx.params.userid!, ctx.params.fileid!);
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get file!');
-    const me = await caller(ctx);
+    const me = await caller(accounts, ctx);
     const isOwner = me?.Id === record.UserId;
     switch (record.UploadType) {
       case UploadType.Media:
-        return sendFile(ctx, record, 'public');
+        return send(ctx, record, 'public');
       case UploadType.ServerScript:
-        if (isOwner) return sendFile(ctx, record, 'private');
+        if (isOwner) return send(ctx, record, 'private');
         throw new AppError(ErrorCode.FORBIDDEN, 'Incorrect Endpoint for Getting File');
       case UploadType.Avatar:
       case UploadType.World: {
@@ -196,7 +210,7 @@ export function fileRoutes(
           : undefined;
         if (!asset) {
           // A build file no avatar or world uses any more: only its owner may fetch it.
-          if (isOwner) return sendFile(ctx, record, 'private');
+          if (isOwner) return send(ctx, record, 'private');
           throw new AppError(
             ErrorCode.CONTENT_NOT_FOUND,
             record.UploadType === UploadType.Avatar
@@ -207,9 +221,9 @@ export function fileRoutes(
         if (asset.Publicity === Publicity.Anyone) {
           // A download of a public build counts as a use (issue 8); a 304 or a range request does too.
           popularity.use(build!.kind, asset.Id);
-          return sendFile(ctx, record, 'public');
+          return send(ctx, record, 'public');
         }
-        if (isOwner) return sendFile(ctx, record, 'private');
+        if (isOwner) return send(ctx, record, 'private');
         throw new AppError(
           ErrorCode.FORBIDDEN,
           record.UploadType === UploadType.Avatar ? 'Failed to Authenticate FileToken' : 'Missing FileToken',
@@ -231,8 +245,8 @@ export function fileRoutes(
       throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
     }
     const build = await uploads.buildOf(record.FileId);
-    if (record.UploadType === UploadType.Media) return sendFile(ctx, record, 'public');
-    if (build && (await assetTokens.allows(build.id, token))) return sendFile(ctx, record, 'private');
+    if (record.UploadType === UploadType.Media) return send(ctx, record, 'public');
+    if (build && (await assetTokens.allows(build.id, token))) return send(ctx, record, 'private');
     throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
   });
 
@@ -251,7 +265,7 @@ export function fileRoutes(
         instances.hostsWorld(gameServerId, worldId),
       );
     if (!ok) throw new AppError(ErrorCode.FORBIDDEN, 'Failed to Authenticate FileToken');
-    return sendFile(ctx, record, 'private');
+    return send(ctx, record, 'private');
   });
 
   router.get('/filemeta/:userid/:fileid', async (ctx) => {
@@ -259,18 +273,25 @@ export function fileRoutes(
     if (!record) throw new AppError(ErrorCode.FILE_NOT_FOUND, 'Failed to get FileMeta!');
     reply(ctx, 'Got FileMeta!', { FileMeta: uploads.uploadData(record) });
   });
+}
+
+/**
+ * GET /meta/avatar and /meta/world, with or without an asset token. An OwnerOnly meta is whole for its owner and
+ * whoever may use it (server/services/asset-access.ts); others get the public part.
+ */
+function metaRoutes(router: Router, deps: FileRouteDeps): void {
+  const { accounts, uploads } = deps;
+  const { assetAccess } = deps.core;
 
   /** Who asks for a meta: headers, an asset token in the path, and the machine the request comes from. */
   async function askerOf(ctx: Context): Promise<MetaAsker> {
     return {
-      caller: await caller(ctx),
+      caller: await caller(accounts, ctx),
       assetToken: ctx.params.assetToken,
       address: deps.addresses.of(ctx.req),
     };
   }
 
-  // An OwnerOnly meta is whole for its owner and whoever may use it (server/services/asset-access.ts); others
-  // get the public part.
   const avatarMeta = async (ctx: Context): Promise<void> => {
     const meta = await uploads.avatar(ctx.params.id!);
     if (!meta) throw new AppError(ErrorCode.CONTENT_NOT_FOUND, 'Failed to get avatar meta!');
@@ -291,6 +312,12 @@ export function fileRoutes(
   router.get('/meta/avatar/:id/:assetToken', avatarMeta);
   router.get('/meta/world/:id', worldMeta);
   router.get('/meta/world/:id/:assetToken', worldMeta);
+}
+
+/** POST /remove/avatar, /remove/world and /remove/file (server/services/content-removal.ts). */
+function removalRoutes(router: Router, deps: FileRouteDeps): void {
+  const { accounts, uploads } = deps;
+  const removal = createContentRemoval({ uploads, moderation: deps.moderation });
 
   router.post('/remove/avatar', async (ctx) => {
     const input = parse(RemoveAvatarRequest, ctx.request.body);
@@ -312,8 +339,11 @@ export function fileRoutes(
     await removal.removeFile(me, input.fileid);
     reply(ctx, 'Deleted file!');
   });
+}
 
-  /** Your uploads, avatars and worlds with their per-platform builds (our addition, for creators' UIs). */
+/** Your uploads, avatars and worlds with their per-platform builds (our addition, for creators' UIs). */
+function myContentRoutes(router: Router, deps: FileRouteDeps): void {
+  const { accounts, uploads } = deps;
   router.post('/getMyContent', async (ctx) => {
     const input = parse(AuthRequest, ctx.request.body);
     const me = await accounts.requireUser(input.userid, input.tokenContent);

@@ -21,7 +21,7 @@ import { parse, reply } from '../envelope.js';
 
 /** Public upload rules, and the Host screen's status for admins in any window (issue 18). */
 export function hostInfoRoutes(router: Router, core: HostCore): void {
-  const { config, accounts, users, hub } = core;
+  const { config, accounts, hub } = core;
 
   router.get('/uploadRules', async (ctx) => {
     const rules: UploadRulesDto = {
@@ -47,7 +47,7 @@ export function hostInfoRoutes(router: Router, core: HostCore): void {
     });
     const localOnly = isLoopbackHost(config.host);
     const connectedUsers: HostStatusDto['connectedUsers'] = [];
-    for (const user of await users.getMany([...hub.connectedUserIds()])) {
+    for (const user of await accounts.findUsers([...hub.connectedUserIds()])) {
       const id = user.Id;
       connectedUsers.push({ Id: id, Username: user.Username, sockets: hub.socketsOf(id).size });
     }

@@ -12,13 +12,17 @@ import { parse, reply } from '../envelope.js';
 
 /** Issue 18's additions for people: batch public views, sent invite requests, password help. */
 export function peopleRoutes(router: Router, core: HostCore): void {
-  const { accounts, users, invites } = core;
-  const passwordAdmin = createPasswordAdmin({ accounts, users });
+  const { accounts, invites } = core;
+  // The store finds the host's audit-log deps for a reset (audit-log.ts); users are read through accounts.
+  const passwordAdmin = createPasswordAdmin({
+    accounts,
+    users: { get: (userId) => accounts.findUser(userId), store: core.store },
+  });
 
   router.post('/getUsers', async (ctx) => {
     const { userids } = parse(GetUsersRequest, ctx.request.body);
     const result: GetUsersResult = { Users: [], NotFound: [] };
-    const found = new Map((await users.getMany([...new Set(userids)])).map((user) => [user.Id, user]));
+    const found = new Map((await accounts.findUsers([...new Set(userids)])).map((user) => [user.Id, user]));
     for (const id of new Set(userids)) {
       const user = found.get(id);
       if (user) result.Users.push(accounts.publicView(user));

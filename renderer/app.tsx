@@ -22,6 +22,7 @@ import {
 } from './shared/session.js';
 import { FIRST_RUN_PARAM, replaceRoute } from './shared/route.js';
 import { sessionEndedNotice } from './shared/socket-client.js';
+import { AccountFollowsPushes } from './shared/account-push.js';
 import { SocketProvider } from './shared/socket-context.js';
 import { ToastProvider, useToasts } from './shared/toast.js';
 import { Spinner } from './shared/ui.js';
@@ -278,6 +279,7 @@ function SignedInApp({
     <SessionContext value={value}>
       <ToastProvider>
         <SocketProvider key={session.tokenContent} session={session} onRevoked={onRevoked}>
+          <AccountFollowsPushes />
           <Shell />
         </SocketProvider>
         {signup ? <SignupLinkWhileSignedIn key={signup.round} username={user.Username} /> : null}

@@ -3,6 +3,7 @@ import type { HostConfig } from './config.js';
 import type { AccountsService } from './services/accounts.js';
 import type { AssetAccess } from './services/asset-access.js';
 import type { AssetTokens } from './services/asset-tokens.js';
+import type { AuditLog } from './services/audit-log.js';
 import type { BuildsService } from './services/builds.js';
 import type { Clock, HostEvents, Ids } from './services/context.js';
 import type { GameServerTokens } from './services/game-servers.js';
@@ -17,6 +18,8 @@ import type { SetupService } from './services/setup.js';
 import type { SocialService } from './services/social.js';
 import type { UploadsService } from './services/uploads.js';
 import type { WebhooksService } from './services/webhooks.js';
+import type { ContentJobs } from './services/content-jobs.js';
+import type { UserNotes } from './services/user-notes.js';
 import type { SocketHub } from './socket/hub.js';
 import type { HostStore } from './store/seam.js';
 import type { UsersRepo } from './store/users.js';
@@ -64,4 +67,10 @@ export interface HostCore {
   passwords: PasswordHasher;
   /** The outgoing webhook: its settings (URL masked) and the test message (issue 28). */
   webhooks: WebhooksService;
+  /** "Remove all content of this user" jobs (issue 28). */
+  contentJobs: ContentJobs;
+  /** Private notes moderators keep on users (issue 28). */
+  userNotes: UserNotes;
+  /** Every staff action in one log, with filters, exports and ban import (issue 28). */
+  audit: AuditLog;
 }

@@ -73,7 +73,12 @@ import {
 } from './services/moderation.js';
 import { USERS, UsersRepo } from './store/users.js';
 import { createWebhooks } from './services/webhooks.js';
+import { createAuditLog, type AuditLogEntry } from './services/audit-log.js';
 import { SETTINGS } from './store/settings.js';
+import { attachAccountPush } from './socket/account-push.js';
+import { attachContentJobPush } from './socket/content-job-push.js';
+import { CONTENT_JOBS, createContentJobs, type ContentJobOptions } from './services/content-jobs.js';
+import { createUserNotes, USER_NOTES } from './services/user-notes.js';
 
 export type { HostCore } from './host-core.js';
 
@@ -117,6 +122,8 @@ export interface HostOptions {
   logFileSystem?: LogFileSystem;
   /** Per-key cooldowns every host process shares (default: this process's memory). */
   cooldowns?: Cooldowns;
+  /** The "remove all content" jobs (tests slow them down to stop a host half-way through one). */
+  contentJobs?: ContentJobOptions;
 }
 
 export const COLLECTIONS = [
@@ -131,6 +138,8 @@ export const COLLECTIONS = [
   SETTINGS,
   CHUNK_SETS,
   CHUNK_OWNERS,
+  CONTENT_JOBS,
+  USER_NOTES,
 ];
 
 /** Opens the data folder and builds the services, without any network (the CLI's admin commands use this). */
@@ -152,7 +161,6 @@ export async function openHost(
   let history: InviteHistory | null = null;
   let cluster: ClusterLink | null = null;
   try {
-    const moderationLog = store.log<ModerationLogEntry, LogKey>(MODERATION_LOG);
     const users = new UsersRepo(store);
     const events = new HostEvents();
     const hub = new SocketHub();
@@ -200,6 +208,8 @@ export async function openHost(
       ...deps,
       publicAssets: async (kind, ids) =>
         (await (kind === 'avatar' ? uploads.avatars(ids) : uploads.worlds(ids))).filter(uploads.isPublic),
+      onBackgroundError: (error, task) =>
+        log.error({ err: error, task }, 'a background task of popularity failed'),
     });
     await popularity.init();
     const search = createSearchService({
@@ -226,11 +236,9 @@ export async function openHost(
       invites,
       assetTokens,
     });
-    const moderation = createModerationService({
-      ...deps,
-      log: moderationLog,
-      content: uploads,
-    });
+    const { moderation, ...tools } = openModeration({ deps, log, hub, uploads, options });
+    // Issue 28: every staff action in one audit log (the moderation log's store log).
+    const audit = createAuditLog({ ...deps, log: store.log<AuditLogEntry, LogKey>(MODERATION_LOG) });
     // Issue 28: moderation actions and sign-ups this host commits, to the owner's webhook, in the background.
     const webhooks = createWebhooks({ ...deps, log, localHosts });
     await setup.init();
@@ -262,8 +270,11 @@ export async function openHost(
       localHosts,
       passwords,
       webhooks,
+      ...tools.services,
+      audit,
       async close() {
         stopSocialPush();
+        await tools.close(); // before the store: a job finishes the item in hand and gives up its lease
         // First: a message still being sent may read the settings from the store.
         await webhooks.close();
         await popularity
@@ -283,6 +294,62 @@ export async function openHost(
     await store.close();
     throw error;
   }
+}
+
+/**
+ * The moderation service and, issue 28, the "remove all content" jobs, private notes on users, the push of the jobs' progress to moderators,
+ * and the push of rank, badge, warn and ban changes to the user's own open windows.
+ */
+function openModeration(parts: {
+  deps: ServiceDeps;
+  log: Logger;
+  hub: SocketHub;
+  uploads: UploadsService;
+  options: HostOptions;
+}) {
+  const { deps, log, hub, uploads, options } = parts;
+  const { store, users, clock } = deps;
+  const moderation = createModerationService({
+    ...deps,
+    log: store.log<ModerationLogEntry, LogKey>(MODERATION_LOG),
+    content: uploads,
+  });
+  const contentJobs = createContentJobs({
+    store,
+    users,
+    clock,
+    log,
+    moderation,
+    uploads,
+    shared: deps.config.database !== null,
+    options: options.contentJobs,
+  });
+  const userNotes = createUserNotes(deps);
+  const stopJobPush = attachContentJobPush({
+    store,
+    collection: CONTENT_JOBS,
+    users,
+    hub,
+    log,
+    readJob: (id) => contentJobs.byId(id),
+  });
+  const stopAccountPush = attachAccountPush({
+    events: deps.events,
+    store,
+    collection: USERS,
+    users,
+    hub,
+    log,
+  });
+  return {
+    moderation,
+    services: { contentJobs, userNotes },
+    async close(): Promise<void> {
+      stopAccountPush();
+      stopJobPush();
+      await contentJobs.close();
+    },
+  };
 }
 
 /**
@@ -560,6 +627,8 @@ export async function createServer(
       socketPort = (only.address() as AddressInfo).port;
     }
     const socketServer = socketHttp;
+    // Unfinished "remove all content" jobs go on (after a restart, or abandoned by another host).
+    core.contentJobs.startRunning();
     const sweeper = setInterval(
       () =>
         void core.uploads

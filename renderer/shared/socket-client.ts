@@ -10,6 +10,7 @@ import {
   type SentInviteRequestDto,
   type SocialPushResult,
 } from '../../server/protocol/socket.js';
+import type { AccountChangedResult, ContentJobDto } from '../../server/protocol/moderation-tools.js';
 
 /**
  * The user socket as the UI needs it: verify with the session's token, keep it open (reconnect with exponential
@@ -40,7 +41,9 @@ export type SocketEvent =
   | { message: typeof ServerMessage.friendStatus; result: FriendStatusResult }
   | { message: typeof ServerMessage.error; result: { code: string; reason: string } }
   | { message: typeof ServerMessage.sentInviteRequestUpdated; result: { request: SentInviteRequestDto } }
-  | { message: SocialPushMessage; result: SocialPushResult };
+  | { message: SocialPushMessage; result: SocialPushResult }
+  | { message: typeof ServerMessage.accountChanged; result: AccountChangedResult }
+  | { message: typeof ServerMessage.contentJobProgress; result: { job: ContentJobDto } };
 
 /** The social actions the host pushes to both sides (issue 18). */
 export type SocialPushMessage =
@@ -219,6 +222,18 @@ export function parseServerMessage(text: string): Incoming | null {
             message: ServerMessage.sentInviteRequestUpdated,
             result: { request: r.request as unknown as SentInviteRequestDto },
           }
+        : null;
+    case ServerMessage.accountChanged:
+      return str('userId') &&
+        num('Rank') &&
+        Array.isArray(r.Badges) &&
+        isRecord(r.BanStatus) &&
+        isRecord(r.WarnStatus)
+        ? { message: ServerMessage.accountChanged, result: r as unknown as AccountChangedResult }
+        : null;
+    case ServerMessage.contentJobProgress:
+      return isRecord(r.job) && typeof r.job.id === 'string' && typeof r.job.done === 'number'
+        ? { message: ServerMessage.contentJobProgress, result: { job: r.job as unknown as ContentJobDto } }
         : null;
     case ServerMessage.error:
       return {

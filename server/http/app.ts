@@ -33,6 +33,8 @@ import { buildRoutes } from './routes/builds.js';
 import { peopleRoutes } from './routes/people.js';
 import { hostInfoRoutes } from './routes/host-info.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { auditRoutes } from './routes/audit.js';
+import { moderationToolRoutes } from './routes/moderation-tools.js';
 
 /** Every service of the host, each route taking what it needs, plus where the socket listens. */
 export type HttpDeps = HostCore & {
@@ -162,6 +164,8 @@ export function createHttpApp(httpDeps: HttpDeps): HttpApp {
   peopleRoutes(api, deps.core);
   hostInfoRoutes(api, deps.core);
   webhookRoutes(api, deps.core);
+  moderationToolRoutes(api, deps.core);
+  auditRoutes(api, deps.core);
   // The document describes every route registered above; built on first ask, off the startup path.
   let docs: { document: Record<string, unknown>; page: string } | null = null;
   const apiDocs = (): { document: Record<string, unknown>; page: string } => {

@@ -6,6 +6,8 @@ import { ErrorCode } from '../protocol/errors.js';
 import * as P from '../protocol/people.js';
 import * as H from '../protocol/host-info.js';
 import * as W from '../protocol/webhooks.js';
+import * as MT from '../protocol/moderation-tools.js';
+import * as AL from '../protocol/audit.js';
 
 /**
  * The OpenAPI 3.1 document of every route the router serves. Paths and methods come from the router itself; each
@@ -275,6 +277,71 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: 'Users by name prefix or id, with moderation state and recent actions',
     body: S.ModerationLookupRequest,
     result: 'Users',
+  },
+  'POST /auditLog': {
+    tag: 'Moderation',
+    summary:
+      'Our addition: the audit log (moderation actions and every other staff action), newest first, filtered by action, group, moderator, target and time range, paged',
+    body: AL.AuditLogRequest,
+    result: 'Entries, Total, Page, ItemsPerPage',
+  },
+  'POST /auditExport': {
+    tag: 'Moderation',
+    summary:
+      'Our addition (admin and owner): the audit log with the same filters as a CSV or JSON file (Content-Disposition attachment, not an envelope)',
+    body: AL.ExportQuery,
+    result: 'a file',
+  },
+  'POST /bansExport': {
+    tag: 'Moderation',
+    summary:
+      'Our addition (admin and owner): the bans in force as a CSV or JSON file (Content-Disposition attachment)',
+    body: AL.ExportQuery,
+    result: 'a file',
+  },
+  'POST /importBans': {
+    tag: 'Moderation',
+    summary:
+      'Our addition (admin and owner): bans from an exported file, matched by username; strict refuses the file naming the line, lenient lists what it skipped. Each ban is a banuser action',
+    body: AL.BanImportRequest,
+    result: 'Imported, Skipped',
+  },
+  'POST /moderationContent': {
+    tag: 'Moderation',
+    summary:
+      "Our addition: a user's avatars, worlds and files (names, ids, sizes, dates) and their latest remove-all job",
+    body: MT.UserContentRequest,
+    result: 'Avatars, Worlds, Files, Job',
+  },
+  'POST /startContentRemoval': {
+    tag: 'Moderation',
+    summary:
+      "Our addition: start removing all content of a user in the background (rank rules per item; one log entry per removal); progress comes as contentjobprogress on moderators' sockets",
+    body: MT.ContentJobStartRequest,
+    result: 'Job',
+  },
+  'POST /contentRemovalJob': {
+    tag: 'Moderation',
+    summary: 'Our addition: the latest remove-all job of a user',
+    body: MT.ContentJobsRequest,
+    result: 'Job',
+  },
+  'POST /userNotes': {
+    tag: 'Moderation',
+    summary: 'Our addition: private notes on a user ranked below you (Moderator and above), newest first',
+    body: MT.UserNotesRequest,
+    result: 'Notes',
+  },
+  'POST /addUserNote': {
+    tag: 'Moderation',
+    summary: 'Our addition: add a private note on a user ranked below you',
+    body: MT.AddUserNoteRequest,
+    result: 'Note',
+  },
+  'POST /removeUserNote': {
+    tag: 'Moderation',
+    summary: 'Our addition: delete a note (its author, or Admin and above)',
+    body: MT.RemoveUserNoteRequest,
   },
   'POST /upload': {
     tag: 'Uploads',

@@ -46,6 +46,13 @@ export const ServerMessage = {
   friendRemoved: 'friendremoved',
   /** Our addition, to the actor's sockets only: they blocked or unblocked someone. */
   blockChanged: 'blockchanged',
+  /**
+   * Our addition (issue 28), to the user's own sockets: a moderator changed their rank, badges, warning or ban
+   * (AccountChangedResult), on this host or another, so screens appear and disappear without a reload.
+   */
+  accountChanged: 'accountchanged',
+  /** Our addition (issue 28), to moderators' sockets: a "remove all content" job moved on (ContentJobDto). */
+  contentJobProgress: 'contentjobprogress',
 } as const;
 
 /**

@@ -74,7 +74,11 @@ export interface AccountsService {
     proof: { currentPassword?: string; twofacode?: string; tokenContent?: string },
     what: string,
   ): Promise<void>;
-  changePassword(user: StoredUser, newPassword: string): Promise<void>;
+  changePassword(
+    user: StoredUser,
+    newPassword: string,
+    alsoInCommit?: (t: Tx) => Promise<unknown>,
+  ): Promise<void>;
 }
 
 /**
@@ -105,6 +109,6 @@ export function createAccountsService(deps: AccountsDeps): AccountsService {
     verify2fa: (user, code) => verify2fa(up, user, code),
     remove2fa: (user) => remove2fa(up, user),
     confirmIdentity: (user, proof, what) => confirmIdentity(up, user, proof, what),
-    changePassword: (user, newPassword) => changePassword(up, user, newPassword),
+    changePassword: (user, newPassword, alsoInCommit) => changePassword(up, user, newPassword, alsoInCommit),
   };
 }

@@ -25,7 +25,8 @@ export interface Ids {
       | 'invreq'
       | 'modlog'
       | 'gstoken'
-      | 'invcode',
+      | 'invcode'
+      | 'usernote',
   ): string;
   /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
   secret(): string;

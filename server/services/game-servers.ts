@@ -2,6 +2,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { GameServerTokenDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
 import type { ReadCollection as Collection } from '../store/seam.js';
+import { appendStaffEntry } from './audit-log.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
 
@@ -60,19 +61,28 @@ export function createGameServerTokens(
         createdAt: unixSeconds(clock),
         createdBy,
       };
-      await store.tx((t) => t.repo<StoredGameServerToken>(GAME_SERVER_TOKENS).put(record.id, record));
+      await store.tx(async (t) => {
+        const target = { targetId: record.id, targetName: record.label };
+        await appendStaffEntry(t, deps, createdBy, 'addgameservertoken', target, { label: record.label });
+        t.repo<StoredGameServerToken>(GAME_SERVER_TOKENS).put(record.id, record);
+      });
       const { hash: _hash, ...dto } = record;
       return { token, record: dto };
     },
 
-    async revoke(id: string): Promise<void> {
+    async revoke(id: string, by?: string): Promise<void> {
       await store.tx(async (t) => {
         const repo = t.repo<StoredGameServerToken>(GAME_SERVER_TOKENS);
-        if (!(await repo.has(id)))
+        const found = await repo.get(id);
+        if (!found)
           throw new AppError(ErrorCode.NOT_FOUND, 'No game-server token has that id.', {
             tokenId: 'not found',
           });
         await repo.remove(id);
+        if (by !== undefined) {
+          const target = { targetId: id, targetName: found.label };
+          await appendStaffEntry(t, deps, by, 'revokegameservertoken', target, { label: found.label });
+        }
         t.afterCommit(() => events.emit('gameServerTokenRevoked', { tokenId: id }));
       });
     },

@@ -3,6 +3,7 @@ import type { InviteCodeDto } from '../protocol/host-info.js';
 import { AppError } from '../errors.js';
 import type { ReadCollection as Collection, Tx } from '../store/seam.js';
 import { hostSettings, updateHostSettings } from '../store/settings.js';
+import { appendStaffEntry } from './audit-log.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 import { hashMatches, sha256 } from './secrets.js';
 
@@ -67,8 +68,13 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
       return (await hostSettings(store)).requireInviteCode ?? config.requireInviteCode;
     },
     /** The owner's choice of whether sign-up needs an invite code (it overrides the configuration). */
-    async setRequired(requireInviteCode: boolean): Promise<void> {
-      await store.tx((t) => updateHostSettings(t, store, { requireInviteCode }));
+    async setRequired(requireInviteCode: boolean, by?: string): Promise<void> {
+      await store.tx(async (t) => {
+        await updateHostSettings(t, store, { requireInviteCode });
+        if (by === undefined) return;
+        const target = { targetId: 'host', targetName: 'Host settings' };
+        await appendStaffEntry(t, deps, by, 'changehostsettings', target, { requireInviteCode });
+      });
     },
     /**
      * Checks `code` for a sign-up; returns the change that records its use (to commit with the new user), or
@@ -122,18 +128,29 @@ export function createInviteCodes(deps: Pick<ServiceDeps, 'store' | 'clock' | 'i
         uses: [],
         revoked: false,
       };
-      const saved = await store.tx((t) => t.repo<StoredInviteCode>(INVITE_CODES).put(stored.id, stored));
+      const saved = await store.tx(async (t) => {
+        // The log names the code by its id and label; the code itself is shown once and kept nowhere.
+        const fields = { label: stored.label, maxUses, expiresAt: stored.expiresAt };
+        const target = { targetId: stored.id, targetName: stored.label };
+        await appendStaffEntry(t, deps, createdBy, 'createinvitecode', target, fields);
+        return t.repo<StoredInviteCode>(INVITE_CODES).put(stored.id, stored);
+      });
       return { code, record: dto(saved) };
     },
 
-    async revoke(id: string): Promise<void> {
+    async revoke(id: string, by?: string): Promise<void> {
       await store.tx(async (t) => {
         const repo = t.repo<StoredInviteCode>(INVITE_CODES);
-        if (!(await repo.has(id)))
+        const found = await repo.get(id);
+        if (!found)
           throw new AppError(ErrorCode.NOT_FOUND, 'No invite code has that id.', { codeId: 'not found' });
         await repo.update(id, (draft) => {
           draft.revoked = true;
         });
+        if (by !== undefined) {
+          const target = { targetId: id, targetName: found.label };
+          await appendStaffEntry(t, deps, by, 'revokeinvitecode', target, { label: found.label });
+        }
       });
     },
 

@@ -7,6 +7,7 @@ import {
   type ModerationAction,
 } from '../protocol/schemas.js';
 import { AppError } from '../errors.js';
+import type { AuditAction, StaffLogEntryDto } from '../protocol/audit.js';
 import type { ReadLog } from '../store/seam.js';
 import type { Tx } from '../store/seam.js';
 import { UsersRepo, type StoredUser } from '../store/users.js';
@@ -35,7 +36,11 @@ export interface ModerationLogEntry {
 export interface LogKey {
   targetUserId: string;
   moderatorId: string;
-  action: ModerationAction;
+  /** The log also holds staff actions (server/services/audit-log.ts), read only through the audit view. */
+  action: AuditAction;
+  time: number;
+  /** What a staff action acted on (absent on moderation entries). */
+  targetId?: string;
 }
 
 /** The store log that holds the moderation log (moderation-log.jsonl). */
@@ -44,11 +49,15 @@ export const MODERATION_LOG_FILE = 'moderation-log.jsonl';
 
 export type ModerationLog = ReadLog<ModerationLogEntry, LogKey>;
 
-export const logKeyOf = (entry: ModerationLogEntry): LogKey => ({
-  targetUserId: entry.targetUserId,
+export const logKeyOf = (entry: ModerationLogEntry | StaffLogEntryDto): LogKey => ({
+  targetUserId: entry.targetUserId as string,
   moderatorId: entry.moderatorId,
   action: entry.action,
+  time: entry.time,
+  targetId: 'targetId' in entry ? entry.targetId : undefined,
 });
+/** The moderation log's own readers see its ten actions, never the staff actions beside them. */
+const ONLY_MODERATION = { anyOf: MODERATION_ACTIONS };
 
 /** Deletes uploaded content inside a moderation commit; provided by the uploads service. */
 export interface ContentRemover {
@@ -110,7 +119,11 @@ export function createModerationService(deps: ModerationDeps) {
     /** Log entries, newest first, filtered and paged. */
     query: (filter: LogFilter): Promise<{ entries: ModerationLogEntry[]; total: number }> => {
       const { page, itemsPerPage, ...match } = filter;
-      return log.query(match, page * itemsPerPage, itemsPerPage);
+      return log.query(
+        { ...match, action: match.action ?? ONLY_MODERATION },
+        page * itemsPerPage,
+        itemsPerPage,
+      );
     },
 
     /** Users whose name starts with `query` (any case), or whose id is `query`, with recent actions on them. */
@@ -122,15 +135,12 @@ export function createModerationService(deps: ModerationDeps) {
       const exact = await users.get(query.trim());
       if (exact) found.push(exact);
       else {
-        const prefix = query.trim().toLowerCase();
-        for await (const user of users.scan()) {
-          if (user.Username.toLowerCase().startsWith(prefix)) found.push(user);
-        }
-        found.sort((a, b) => a.Username.localeCompare(b.Username));
+        // A query on the name index (never a walk of every user).
+        found.push(...(await users.byNamePrefix(query.trim(), 20)));
       }
       return Promise.all(
         found.slice(0, 20).map(async (user) => {
-          const { entries } = await log.query({ targetUserId: user.Id }, 0, recent);
+          const { entries } = await log.query({ targetUserId: user.Id, action: ONLY_MODERATION }, 0, recent);
           return { ...stateOf(clock, user), RecentActions: entries };
         }),
       );

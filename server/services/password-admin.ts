@@ -3,17 +3,21 @@ import { Rank } from '../protocol/enums.js';
 import { AppError } from '../errors.js';
 import type { StoredUser } from '../store/users.js';
 import type { AccountsService } from './accounts.js';
+import { appendStaffEntry } from './audit-log.js';
+import type { Clock, Ids } from './context.js';
 
 /**
  * Password help without email (issue 18): a signed-in user changes their own password with the current one, and
  * the owner or an admin sets a new password for a user ranked strictly below them. Either signs the user out
- * everywhere (accounts.changePassword).
+ * everywhere (accounts.changePassword); an admin's reset is in the audit log, in the same commit.
  */
 export function createPasswordAdmin(deps: {
   accounts: Pick<AccountsService, 'changePassword' | 'confirmIdentity'>;
   users: { get(id: string): Promise<StoredUser | undefined> };
+  /** What the reset's audit-log entry needs. */
+  staff: { clock: Clock; ids: Ids };
 }) {
-  const { accounts, users } = deps;
+  const { accounts, users, staff } = deps;
   return {
     /** The current password (and the 2FA code when 2FA is on) confirms it is the owner, not a stolen session. */
     async changeOwn(
@@ -42,7 +46,11 @@ export function createPasswordAdmin(deps: {
           { targetUserId: 'Ranked the same as or above you' },
         );
       }
-      await accounts.changePassword(target, newPassword);
+      // The entry names who and whom, never the password.
+      const on = { targetId: target.Id, targetUserId: target.Id, targetName: target.Username };
+      await accounts.changePassword(target, newPassword, (t) =>
+        appendStaffEntry(t, staff, actor.Id, 'resetpassword', on, {}),
+      );
       return target;
     },
   };

@@ -3,6 +3,7 @@ import { webhookUrlProblem, type WebhookEvent } from '../protocol/webhooks.js';
 import { AppError } from '../errors.js';
 import { SETTINGS } from '../store/settings.js';
 import type { StoredUser } from '../store/users.js';
+import { appendStaffEntry } from './audit-log.js';
 import { unixSeconds, type ServiceDeps } from './context.js';
 
 /** The settings record holding the webhook (one record of the settings collection, beside `host`). */
@@ -34,7 +35,7 @@ function hostAndPort(url: URL): string {
  * community is not used by another a moment later (the settings are one record: a read is cheap).
  */
 export function createWebhookSettings(
-  deps: Pick<ServiceDeps, 'store' | 'clock'> & {
+  deps: Pick<ServiceDeps, 'store' | 'clock' | 'ids'> & {
     /** The `host:port`s this host answers on: a webhook pointing back at the host itself is refused. */
     localHosts(): string[];
   },
@@ -80,13 +81,23 @@ export function createWebhookSettings(
       return store.tx(async (t) => {
         const repo = t.repo<WebhookSettingsRecord>(SETTINGS);
         const current = (await repo.get(WEBHOOK_SETTING)) ?? DEFAULTS;
-        return repo.put(WEBHOOK_SETTING, {
+        const saved = repo.put(WEBHOOK_SETTING, {
           url: url === undefined ? current.url : url,
           moderation: patch.moderation ?? current.moderation,
           signups: patch.signups ?? current.signups,
           changedAt: unixSeconds(clock),
           changedBy: by.Id,
         });
+        // The URL is a secret (it often carries a token): the log says only whether it is set and changed.
+        const fields = {
+          configured: saved.url !== null,
+          urlChanged: saved.url !== current.url,
+          moderation: saved.moderation,
+          signups: saved.signups,
+        };
+        const target = { targetId: 'webhook', targetName: 'Webhook' };
+        await appendStaffEntry(t, deps, by.Id, 'changewebhook', target, fields);
+        return saved;
       });
     },
   };

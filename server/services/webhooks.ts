@@ -8,7 +8,7 @@ import { moderationMessage, signupMessage, testMessage } from './webhook-message
 import { WebhookQueue, type WebhookJob } from './webhook-queue.js';
 import { createWebhookSettings, type WebhookSettingsPatch } from './webhook-settings.js';
 
-export interface WebhooksDeps extends Pick<ServiceDeps, 'config' | 'clock' | 'events' | 'store'> {
+export interface WebhooksDeps extends Pick<ServiceDeps, 'config' | 'clock' | 'events' | 'store' | 'ids'> {
   log: Logger;
   /** The `host:port`s this host answers on: a webhook URL pointing back at the host is refused. */
   localHosts(): string[];

@@ -28,8 +28,7 @@ export class PgLog<E extends { seq: number }, K> implements ReadLog<E, K> {
       if (value === undefined) continue;
       if (!FIELD.test(field))
         throw new Error(`cannot filter history ${this.name} by ${JSON.stringify(field)}`);
-      values.push(String(value));
-      where.push(`entry->>'${field}' = $${values.length}`);
+      where.push(...conditionsOf(field, value, values));
     }
     const condition = where.join(' AND ');
     // One statement: the page and the count from the same snapshot.
@@ -51,4 +50,28 @@ export class PgLog<E extends { seq: number }, K> implements ReadLog<E, K> {
       total: Number(rows[0]?.total ?? 0),
     };
   }
+}
+
+/** The SQL conditions of one filtered field (its values pushed onto `values`): equality, `anyOf` or a range. */
+function conditionsOf(field: string, value: unknown, values: unknown[]): string[] {
+  if (value !== null && typeof value === 'object') {
+    if ('anyOf' in value) {
+      values.push((value.anyOf as readonly unknown[]).map(String));
+      return [`entry->>'${field}' = ANY($${values.length}::text[])`];
+    }
+    // A range on a number field: no index needed (a page of the log is a bounded read either way).
+    const out: string[] = [];
+    const range = value as { from?: number; to?: number };
+    if (range.from !== undefined) {
+      values.push(range.from);
+      out.push(`(entry->>'${field}')::numeric >= $${values.length}`);
+    }
+    if (range.to !== undefined) {
+      values.push(range.to);
+      out.push(`(entry->>'${field}')::numeric <= $${values.length}`);
+    }
+    return out;
+  }
+  values.push(String(value));
+  return [`entry->>'${field}' = $${values.length}`];
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MODERATION_ACTIONS } from '../protocol/schemas.js';
+import { STAFF_ACTIONS } from '../protocol/audit.js';
 import { INVITE_LOG_FILE } from './file-invite-history.js';
 
 /**
@@ -208,7 +209,40 @@ const SETTINGS_RECORDS: Record<string, z.ZodType> = {
 };
 const UNKNOWN_SETTING = z.custom(() => false, { error: 'this version knows no setting of that name' });
 
+/** A "remove all content of this user" job (server/services/content-jobs.ts, issue 28). */
+export const ContentJobRecord = z.object({
+  id: text,
+  targetUserId: text,
+  targetName: text,
+  moderatorId: text,
+  moderatorName: text,
+  state: z.enum(['running', 'done', 'stopped']),
+  total: z.number(),
+  done: z.number(),
+  failed: z.number(),
+  failures: z.array(z.object({ kind: z.enum(['avatar', 'world', 'file']), id: text, reason: text })),
+  stoppedReason: text.nullable(),
+  createdAt: time,
+  updatedAt: time,
+  leaseBy: text.nullable(),
+  leaseAt: time,
+  skipped: ids,
+});
+
+/** A private note on a user (server/services/user-notes.ts, issue 28). */
+export const UserNoteRecord = z.object({
+  id: text,
+  targetUserId: text,
+  authorId: text,
+  authorName: text,
+  text,
+  createdAt: time,
+  createdAtMs: time.optional(),
+});
+
 const RECORDS: Record<string, z.ZodType> = {
+  contentjobs: ContentJobRecord,
+  usernotes: UserNoteRecord,
   users: UserRecord,
   uploads: FileRecord,
   avatars: AvatarRecord,
@@ -257,7 +291,38 @@ export const ModerationLogLine = z.object({
   after: moderationState,
 });
 
-const LOG_ENTRIES: Record<string, z.ZodType> = { moderation: ModerationLogLine };
+/**
+ * A line of the log `moderation` as it is now (issue 28's audit log): a moderation action (ModerationLogLine's
+ * shape), or a staff action (no before/after, a `targetId`, never a secret in its fields). One object schema, so a
+ * bad line is named by its field, not as "none of the accepted forms".
+ */
+export const AuditLogLine = z
+  .object({
+    id: text,
+    seq: z.number(),
+    time,
+    moderatorId: text,
+    moderatorName: text,
+    action: z.enum([...MODERATION_ACTIONS, ...STAFF_ACTIONS]),
+    targetUserId: text.optional(),
+    targetId: text.optional(),
+    targetName: text,
+    fields: z.record(z.string(), z.unknown()),
+    before: moderationState.optional(),
+    after: moderationState.optional(),
+  })
+  .superRefine((entry, ctx) => {
+    const moderation = (MODERATION_ACTIONS as readonly string[]).includes(entry.action);
+    const needed = moderation ? (['targetUserId', 'before', 'after'] as const) : (['targetId'] as const);
+    for (const field of needed) {
+      if (entry[field] === undefined) {
+        const expected = field === 'before' || field === 'after' ? 'object' : 'string';
+        ctx.addIssue({ code: 'invalid_type', expected, input: undefined, path: [field] });
+      }
+    }
+  });
+
+const LOG_ENTRIES: Record<string, z.ZodType> = { moderation: AuditLogLine };
 
 /** The schema of an entry of the store log `name`, or null for a log the host does not keep (tests' own). */
 export function logEntrySchema(name: string): z.ZodType | null {

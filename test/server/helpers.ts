@@ -11,6 +11,7 @@ import type { ConfigOverrides } from '../../server/config.js';
 import { createServer, type HostServer } from '../../server/host.js';
 import type { Clock } from '../../server/services/context.js';
 import type { Cooldowns } from '../../server/services/limits.js';
+import type { ContentJobOptions } from '../../server/services/content-jobs.js';
 
 export interface Answer {
   success: boolean;
@@ -55,6 +56,7 @@ export async function startHost(
     logFileSystem?: LogFileSystem;
     logger?: Logger;
     cooldowns?: Cooldowns;
+    contentJobs?: ContentJobOptions;
   } = {},
 ): Promise<TestHost> {
   const dir = options.dir ?? (await tempDir());
@@ -65,6 +67,7 @@ export async function startHost(
       logFileSystem: options.logFileSystem,
       logger: options.logger,
       cooldowns: options.cooldowns,
+      contentJobs: options.contentJobs,
     },
   );
   const raw = (path: string, init?: RequestInit): Promise<Response> =>

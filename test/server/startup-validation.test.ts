@@ -115,6 +115,11 @@ async function populate(host: TestHost): Promise<Fixture> {
   await sender.next('sentinviterequest');
   target.close();
   sender.close();
+  // Issue 28: a private note, and a "remove all content" job (bob has nothing: it ends at once).
+  expectOk(
+    await host.post('addUserNote', { ...auth(owner), targetUserId: alice.id, text: 'Watch the uploads.' }),
+  );
+  expectOk(await host.post('startContentRemoval', { ...auth(owner), targetUserId: bob.id }));
   // Last: a warned user's tokens stop working.
   expectOk(
     await host.post('moderation', {

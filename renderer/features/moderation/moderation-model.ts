@@ -1,5 +1,6 @@
 import { Rank } from '../../../server/protocol/enums.js';
 import { TIME_END_MAX, type ModerationAction } from '../../../server/protocol/schemas.js';
+import { BAN_UNTIL_LIFTED, isUntilLifted } from '../../../server/protocol/audit.js';
 import type { BanStatusDto, WarnStatusDto } from '../../../server/protocol/types.js';
 import { rankLabel } from '../../shared/ranks.js';
 import { formatDateTime } from '../../shared/time.js';
@@ -72,6 +73,7 @@ export const BAN_PRESETS = [
   { id: '1d', label: '1 day', seconds: 86_400 },
   { id: '7d', label: '7 days', seconds: 7 * 86_400 },
   { id: '30d', label: '30 days', seconds: 30 * 86_400 },
+  { id: 'lifted', label: 'Until lifted', seconds: null },
   { id: 'custom', label: 'Custom date', seconds: null },
 ] as const;
 export type BanPreset = (typeof BAN_PRESETS)[number]['id'];
@@ -87,6 +89,8 @@ export function banEnd(
 ): { timeEnd: number } | { problem: string } {
   const found = BAN_PRESETS.find((p) => p.id === preset);
   if (found && found.seconds !== null) return { timeEnd: Math.floor(nowMs / 1000) + found.seconds };
+  // No end: the largest BanEnd the protocol allows, which real clients read as banned (server/protocol/audit.ts).
+  if (preset === 'lifted') return { timeEnd: BAN_UNTIL_LIFTED };
   if (customLocal.trim() === '') return { problem: 'Pick the date and time the ban ends' };
   const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(customLocal.trim());
   if (!match) return { problem: 'Enter a date and time' };
@@ -121,6 +125,11 @@ export const ACTION_LABELS: Record<ModerationAction, string> = {
   deletefile: 'File deleted',
 };
 
+/** "until lifted" for a ban with no end, else "until <date>". */
+export function banUntilText(timeEnd: number): string {
+  return isUntilLifted(timeEnd) ? 'until lifted' : `until ${formatDateTime(timeEnd)}`;
+}
+
 function text(value: unknown): string {
   return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
 }
@@ -137,7 +146,7 @@ export function describeEntry(entry: LogEntry): string {
     case 'warnuser':
       return [text(f.warnReason), text(f.warnDescription)].filter(Boolean).join(' · ');
     case 'banuser': {
-      const end = typeof f.timeEnd === 'number' ? `until ${formatDateTime(f.timeEnd)}` : '';
+      const end = typeof f.timeEnd === 'number' ? banUntilText(f.timeEnd) : '';
       return [end, text(f.banReason)].filter(Boolean).join(' · ');
     }
     case 'deleteavatar':

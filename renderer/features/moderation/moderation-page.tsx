@@ -1,37 +1,17 @@
-import { useEffect, useId, useRef, useState, type RefObject } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { navigate } from '../../shared/route.js';
-import { ErrorCode } from '../../../server/protocol/errors.js';
-import { MODERATION_ACTIONS, type ModerationAction } from '../../../server/protocol/schemas.js';
-import type { PublicUserDto } from '../../../server/protocol/types.js';
-import { ApiError, call, describeError } from '../../shared/api-client.js';
-import { FormProblem, useForm } from '../../shared/form.js';
+import { useForm } from '../../shared/form.js';
 import { useSession } from '../../shared/session.js';
-import { localTimeZone } from '../../shared/time.js';
-import { Alert, FormStatus, Spinner, SubmitButton, TextField } from '../../shared/ui.js';
-import { useNow } from '../../shared/use-now.js';
+import { FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
 import {
-  ACTION_LABELS,
   rankName,
   whyNotModeratable,
   type LogEntry,
   type LookupUser,
   type ModerationState,
 } from './moderation-model.js';
-import { LogRow, UserPanel } from './user-panel.js';
-
-interface Who {
-  id: string;
-  label: string;
-}
-
-interface LogFilter {
-  target: Who | null;
-  moderator: Who | null;
-  action: ModerationAction | null;
-}
-
-const NO_FILTER: LogFilter = { target: null, moderator: null, action: null };
-const PER_PAGE = 20;
+import { UserPanel } from './user-panel.js';
+import { AuditLog, EMPTY_AUDIT_FILTER, type AuditFilterState } from './audit-log.js';
 
 /** Find a user, see their standing, act on them within your rank, and read the moderation log. */
 /** `userId`: the user named in the address (#/moderation/user_…), opened at once. */
@@ -39,7 +19,7 @@ export function ModerationPage({ userId = null }: { userId?: string | null }) {
   const { authedCall } = useSession();
   const [results, setResults] = useState<LookupUser[] | null>(null);
   const [selected, setSelected] = useState<LookupUser | null>(null);
-  const [filter, setFilter] = useState<LogFilter>(NO_FILTER);
+  const [filter, setFilter] = useState<AuditFilterState>(EMPTY_AUDIT_FILTER);
   const [logVersion, setLogVersion] = useState(0);
   const logRef = useRef<HTMLElement>(null);
 
@@ -99,13 +79,13 @@ export function ModerationPage({ userId = null }: { userId?: string | null }) {
           user={selected}
           onUpdated={updated}
           onShowLog={() => {
-            setFilter({ ...NO_FILTER, target: { id: selected.Id, label: selected.Username } });
+            setFilter({ ...EMPTY_AUDIT_FILTER, target: selected.Username });
             logRef.current?.scrollIntoView({ behavior: 'smooth', block: 'start' });
           }}
         />
       ) : null}
 
-      <ModerationLog
+      <AuditLog
         sectionRef={logRef}
         filter={filter}
         onFilter={setFilter}
@@ -223,239 +203,3 @@ function FindUser({
 }
 
 /** A username or an id typed into a filter, as an id; a username nobody has is a field error. */
-async function resolveWho(input: string, field: string): Promise<Who | null> {
-  const value = input.trim();
-  if (value === '') return null;
-  if (value.startsWith('user_')) return { id: value, label: value };
-  try {
-    const { UserData } = await call<{ UserData: PublicUserDto }>('getUser', { username: value });
-    return { id: UserData.Id, label: UserData.Username };
-  } catch (failure) {
-    if (failure instanceof ApiError && failure.code === ErrorCode.USER_NOT_FOUND) {
-      throw new FormProblem(`No user is called “${value}”.`, { [field]: 'No user has that name' });
-    }
-    throw failure;
-  }
-}
-
-function ModerationLog({
-  sectionRef,
-  filter,
-  onFilter,
-  version,
-  onOpenTarget,
-}: {
-  sectionRef: RefObject<HTMLElement | null>;
-  filter: LogFilter;
-  onFilter(filter: LogFilter): void;
-  version: number;
-  onOpenTarget(userId: string): void;
-}) {
-  const { authedCall } = useSession();
-  const now = useNow(30_000);
-  // The page belongs to a filter: a new filter starts again at the newest entries.
-  const [paging, setPaging] = useState({ filter, page: 0 });
-  const page = paging.filter === filter ? paging.page : 0;
-  const setPage = (next: number): void => setPaging({ filter, page: next });
-  // Each answer remembers which request it answers, so "loading" is simply "the last answer is for another one".
-  const request = JSON.stringify([filter.target?.id, filter.moderator?.id, filter.action, page, version]);
-  const [answer, setAnswer] = useState<{
-    request: string;
-    page: number;
-    entries: LogEntry[];
-    total: number;
-    error: string | null;
-  } | null>(null);
-  // The session's call changes identity on every app render; the latest one is enough.
-  const callRef = useRef(authedCall);
-  useEffect(() => {
-    callRef.current = authedCall;
-  }, [authedCall]);
-
-  useEffect(() => {
-    let live = true;
-    callRef
-      .current<{ Entries: LogEntry[]; Total: number }>('moderationLog', {
-        page,
-        itemsPerPage: PER_PAGE,
-        ...(filter.target ? { targetUserId: filter.target.id } : {}),
-        ...(filter.moderator ? { moderatorId: filter.moderator.id } : {}),
-        ...(filter.action ? { action: filter.action } : {}),
-      })
-      .then(({ Entries, Total }) => {
-        if (live) setAnswer({ request, page, entries: Entries, total: Total, error: null });
-      })
-      .catch((failure: unknown) => {
-        if (live) {
-          setAnswer((old) => ({
-            request,
-            page: old?.page ?? 0,
-            entries: old?.entries ?? [],
-            total: old?.total ?? 0,
-            error: `Could not load the log: ${describeError(failure)}`,
-          }));
-        }
-      });
-    return () => {
-      live = false;
-    };
-  }, [filter, page, version, request]);
-
-  const loading = answer?.request !== request;
-  const error = answer?.error ?? null;
-  const data = answer && (answer.error === null || answer.entries.length > 0) ? answer : null;
-  const total = data?.total ?? 0;
-  // What is on screen: the page the shown entries belong to, not the one being fetched.
-  const shownPage = data?.page ?? 0;
-  const first = total === 0 ? 0 : shownPage * PER_PAGE + 1;
-  const last = Math.min(total, (shownPage + 1) * PER_PAGE);
-  const filtered = filter.target !== null || filter.moderator !== null || filter.action !== null;
-
-  return (
-    <section className="card" aria-labelledby="log-title" ref={sectionRef}>
-      <div className="card-heading spread">
-        <h2 id="log-title" className="card-title">
-          Moderation log
-        </h2>
-        {loading ? <span className="spinner small-spinner" aria-label="Loading" /> : null}
-      </div>
-      {/* Keyed by the filter, so one set from outside (the user panel's "show all") shows in the boxes too. */}
-      <LogFilterForm
-        key={`${filter.target?.id}|${filter.moderator?.id}|${filter.action}`}
-        filter={filter}
-        filtered={filtered}
-        onFilter={onFilter}
-      />
-
-      {error ? <Alert tone="error">{error}</Alert> : null}
-      {data === null ? (
-        error ? null : (
-          <Spinner label="Loading the log…" />
-        )
-      ) : data.entries.length === 0 ? (
-        <p className="empty-state">
-          {filtered ? 'No entries match these filters.' : 'No moderation actions yet.'}
-        </p>
-      ) : (
-        <ul className="log-list" aria-label="Log entries" data-testid="mod-log">
-          {data.entries.map((entry) => (
-            <LogRow
-              key={entry.id}
-              entry={entry}
-              now={now}
-              onOpenTarget={() => onOpenTarget(entry.targetUserId)}
-            />
-          ))}
-        </ul>
-      )}
-
-      <div className="pager">
-        <p className="muted small" aria-live="polite">
-          {total === 0 ? 'No entries' : `${first}–${last} of ${total}, newest first`} · times in{' '}
-          {localTimeZone()}
-        </p>
-        <div className="button-row">
-          <button
-            type="button"
-            className="button small secondary"
-            disabled={page === 0 || loading}
-            onClick={() => setPage(Math.max(0, page - 1))}
-          >
-            Newer
-          </button>
-          <button
-            type="button"
-            className="button small secondary"
-            disabled={last >= total || loading}
-            onClick={() => setPage(page + 1)}
-          >
-            Older
-          </button>
-        </div>
-      </div>
-    </section>
-  );
-}
-
-function LogFilterForm({
-  filter,
-  filtered,
-  onFilter,
-}: {
-  filter: LogFilter;
-  filtered: boolean;
-  onFilter(filter: LogFilter): void;
-}) {
-  const actionId = useId();
-  const form = useForm(
-    {
-      target: filter.target?.label ?? '',
-      moderator: filter.moderator?.label ?? '',
-      action: filter.action ?? '',
-    },
-    () => ({}),
-  );
-  return (
-    <>
-      <form
-        className="form filter-form"
-        noValidate
-        aria-label="Filter the log"
-        onSubmit={form.handleSubmit(async (v) => {
-          const [target, moderator] = await Promise.all([
-            resolveWho(v.target, 'target'),
-            resolveWho(v.moderator, 'moderator'),
-          ]);
-          onFilter({ target, moderator, action: (v.action || null) as ModerationAction | null });
-        })}
-      >
-        <TextField
-          label="Target"
-          name="target"
-          value={form.values.target}
-          onValueChange={(v) => form.setValue('target', v)}
-          error={form.errors.target}
-          hint="Username or id"
-          autoComplete="off"
-        />
-        <TextField
-          label="Moderator"
-          name="moderator"
-          value={form.values.moderator}
-          onValueChange={(v) => form.setValue('moderator', v)}
-          error={form.errors.moderator}
-          hint="Username or id"
-          autoComplete="off"
-        />
-        <div className="field">
-          <label htmlFor={actionId}>Action</label>
-          <select
-            id={actionId}
-            className="select"
-            value={form.values.action}
-            onChange={(event) => form.setValue('action', event.target.value)}
-          >
-            <option value="">Any action</option>
-            {MODERATION_ACTIONS.map((action) => (
-              <option key={action} value={action}>
-                {ACTION_LABELS[action]}
-              </option>
-            ))}
-          </select>
-          <p className="field-message" />
-        </div>
-        <div className="filter-buttons">
-          <SubmitButton pending={form.pending} pendingLabel="Filtering…">
-            Filter
-          </SubmitButton>
-          {filtered ? (
-            <button type="button" className="button ghost" onClick={() => onFilter(NO_FILTER)}>
-              Clear
-            </button>
-          ) : null}
-        </div>
-      </form>
-      <FormStatus message={form.formError} />
-    </>
-  );
-}

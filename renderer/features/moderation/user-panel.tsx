@@ -1,7 +1,7 @@
 import { useId, useState, type ReactNode, type TextareaHTMLAttributes } from 'react';
 import { Rank } from '../../../server/protocol/enums.js';
-import { ErrorCode } from '../../../server/protocol/errors.js';
 import { textProblem } from '../../../server/protocol/text-rules.js';
+import { isUntilLifted } from '../../../server/protocol/audit.js';
 import {
   MOD_DESCRIPTION_MAX,
   MOD_REASON_MAX,
@@ -10,7 +10,7 @@ import {
   TIME_END_MAX,
   type ModerationAction,
 } from '../../../server/protocol/schemas.js';
-import { ApiError, call, describeError } from '../../shared/api-client.js';
+import { describeError } from '../../shared/api-client.js';
 import { useConfirm, type ConfirmRequest } from '../../shared/confirm-dialog.js';
 import { FormProblem, useForm, type FieldErrorMap } from '../../shared/form.js';
 import { PastTime } from '../../shared/past-time.js';
@@ -38,6 +38,8 @@ import {
   type LookupUser,
   type ModerationState,
 } from './moderation-model.js';
+import { ContentTab } from './content-tab.js';
+import { UserNotes } from './notes.js';
 
 type Perform = (action: ModerationAction, fields: Record<string, unknown>) => Promise<ModerationState>;
 type Confirm = (request: ConfirmRequest, work: () => Promise<void>) => Promise<boolean>;
@@ -231,7 +233,7 @@ export function UserPanel({ user, onUpdated, onShowLog }: UserPanelProps) {
             ) : null}
             {tab === 'badges' ? <BadgesForm user={user} perform={perform} confirmThen={confirmThen} /> : null}
             {tab === 'content' ? (
-              <ContentForms user={user} perform={perform} confirmThen={confirmThen} />
+              <ContentTab user={user} perform={perform} confirmThen={confirmThen} />
             ) : null}
             {tab === 'password' ? (
               <PasswordResetForm
@@ -246,6 +248,8 @@ export function UserPanel({ user, onUpdated, onShowLog }: UserPanelProps) {
           </div>
         </div>
       )}
+
+      {refusal ? null : <UserNotes key={user.Id} user={user} />}
 
       <div className="mod-recent">
         <div className="card-heading spread">
@@ -439,8 +443,15 @@ function BanForm({ user, perform, confirmThen }: FormProps) {
         body: (
           <>
             <p className="form-intro">
-              <strong>{name}</strong> is signed out everywhere at once and cannot sign in until{' '}
-              <strong>{until}</strong> ({formatRelative(chosen.timeEnd, submittedAt)}).
+              <strong>{name}</strong> is signed out everywhere at once and cannot sign in{' '}
+              {isUntilLifted(chosen.timeEnd) ? (
+                <strong>until a moderator lifts the ban</strong>
+              ) : (
+                <>
+                  until <strong>{until}</strong> ({formatRelative(chosen.timeEnd, submittedAt)})
+                </>
+              )}
+              .
             </p>
             <p className="muted small">Reason shown to them: {v.banReason.trim()}</p>
           </>
@@ -528,7 +539,9 @@ function BanForm({ user, perform, confirmThen }: FormProps) {
         >
           {form.errors.timeEnd ??
             ('timeEnd' in end
-              ? `Ends ${formatDateTime(end.timeEnd)} (${formatRelative(end.timeEnd, now)})`
+              ? isUntilLifted(end.timeEnd)
+                ? 'No end date: lasts until a moderator lifts it'
+                : `Ends ${formatDateTime(end.timeEnd)} (${formatRelative(end.timeEnd, now)})`
               : end.problem)}
         </p>
       </fieldset>
@@ -818,101 +831,6 @@ function BadgesForm({ user, perform, confirmThen }: FormProps) {
       </form>
       <FormStatus message={form.formError} />
     </div>
-  );
-}
-
-interface ContentMeta {
-  Name: string;
-  OwnerId: string;
-}
-
-function ContentForms(props: FormProps) {
-  return (
-    <div className="mod-form">
-      <p className="muted small">
-        Paste the id of one of {props.user.Username}&apos;s avatars or worlds. Deleting removes it and its
-        files for good.
-      </p>
-      <ContentForm {...props} kind="avatar" />
-      <ContentForm {...props} kind="world" />
-    </div>
-  );
-}
-
-function ContentForm({ user, perform, confirmThen, kind }: FormProps & { kind: 'avatar' | 'world' }) {
-  const field = kind === 'avatar' ? 'avatarId' : 'worldId';
-  const prefix = `${kind}_`;
-  const name = user.Username;
-  const form = useForm({ id: '' }, (v) => ({
-    id:
-      v.id.trim() === ''
-        ? `Paste the ${kind} id`
-        : !v.id.trim().startsWith(prefix)
-          ? `A ${kind} id starts with ${prefix}`
-          : undefined,
-  }));
-  return (
-    <form
-      className="form inline-form"
-      noValidate
-      aria-label={`Delete a ${kind} of ${name}`}
-      onSubmit={form.handleSubmit(async (v) => {
-        const id = v.id.trim();
-        let meta: ContentMeta | null = null;
-        try {
-          ({ Meta: meta } = await call<{ Meta: ContentMeta }>(`meta/${kind}/${encodeURIComponent(id)}`));
-        } catch (failure) {
-          if (!(failure instanceof ApiError && failure.code === ErrorCode.CONTENT_NOT_FOUND)) throw failure;
-          throw new FormProblem(`No ${kind} has that id.`, { id: `No ${kind} has that id` });
-        }
-        if (meta && meta.OwnerId !== user.Id) {
-          throw new FormProblem(`That ${kind} belongs to someone else.`, {
-            id: `Not one of ${name}'s ${kind}s`,
-          });
-        }
-        await confirmed(
-          confirmThen,
-          {
-            title: `Delete ${name}'s ${kind}?`,
-            body: (
-              <p className="form-intro">
-                The {kind} <strong>{meta?.Name || id}</strong> and its files are removed for good. This cannot
-                be undone.
-              </p>
-            ),
-            confirmLabel: `Delete ${kind}`,
-            pendingLabel: 'Deleting…',
-          },
-          async () => {
-            try {
-              await perform(kind === 'avatar' ? 'deleteavatar' : 'deleteworld', { [field]: id });
-            } catch (failure) {
-              // The server names the field avatarId/worldId; here it is the one id box.
-              if (failure instanceof ApiError && failure.fields[field]) {
-                throw new FormProblem(failure.message, { id: failure.fields[field] });
-              }
-              throw failure;
-            }
-          },
-        );
-      })}
-    >
-      <TextField
-        label={kind === 'avatar' ? 'Avatar id' : 'World id'}
-        name={field}
-        value={form.values.id}
-        onValueChange={(v) => form.setValue('id', v)}
-        error={form.errors.id}
-        className="mono"
-        placeholder={`${prefix}…`}
-        spellCheck={false}
-        autoComplete="off"
-      />
-      <SubmitButton pending={form.pending} pendingLabel="Checking…">
-        Delete {kind}…
-      </SubmitButton>
-      <FormStatus message={form.formError} />
-    </form>
   );
 }
 

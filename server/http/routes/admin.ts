@@ -43,16 +43,16 @@ export function adminRoutes(router: Router, core: HostCore): void {
 
   router.post('/revokeInviteCode', async (ctx) => {
     const input = parse(RevokeInviteCodeRequest, ctx.request.body);
-    await requireAdmin(input.userid, input.tokenContent);
-    await inviteCodes.revoke(input.codeId);
+    const me = await requireAdmin(input.userid, input.tokenContent);
+    await inviteCodes.revoke(input.codeId, me.Id);
     reply(ctx, 'Revoked invite code');
   });
 
   router.post('/hostSettings', async (ctx) => {
     const input = parse(HostSettingsRequest, ctx.request.body);
-    await requireAdmin(input.userid, input.tokenContent);
+    const me = await requireAdmin(input.userid, input.tokenContent);
     if (input.requireInviteCode !== undefined) {
-      await inviteCodes.setRequired(input.requireInviteCode);
+      await inviteCodes.setRequired(input.requireInviteCode, me.Id);
     }
     reply(ctx, 'Got host settings', { requireInviteCode: await core.requireInviteCode() });
   });

@@ -15,9 +15,11 @@ import {
   PublishBuildFields,
   RemoveBuildRequest,
   type BuildListDto,
+  type BuildVersionDto,
 } from '../../protocol/builds.js';
 import { AppError } from '../../errors.js';
 import type { AccountsService } from '../../services/accounts.js';
+import type { AuditLog } from '../../services/audit-log.js';
 import type { BuildsService, Publication } from '../../services/builds.js';
 import { parse, reply } from '../envelope.js';
 import { uploadVerified } from '../upload-guard.js';
@@ -39,6 +41,8 @@ type BuildRouteDeps = {
   accounts: AccountsService;
   builds: BuildsService;
   clock: { now(): number };
+  /** Publishing and removing are staff actions of the audit log (builds are folders, not a store commit). */
+  core: { audit: Pick<AuditLog, 'record'> };
 };
 
 /** Refuses anyone below admin (publishing, settings, removal); the admin otherwise. */
@@ -99,8 +103,9 @@ export function buildRoutes(router: Router, deps: BuildRouteDeps): void {
 
   router.post('/builds/remove', async (ctx) => {
     const input = parse(RemoveBuildRequest, ctx.request.body);
-    await requireAdmin(input.userid, input.tokenContent);
+    const me = await requireAdmin(input.userid, input.tokenContent);
     const removed = await builds.remove(input.name, input.version);
+    await recordBuild(deps, me.Id, 'removebuild', removed);
     reply(ctx, 'Removed build!', { Build: removed });
   });
 
@@ -244,6 +249,7 @@ function publishRoute(router: Router, deps: BuildRouteDeps, requireAdmin: Requir
         String((ctx.request.body as Record<string, unknown>).tokenContent),
       );
       const published = await (await publication).commit(me.Id);
+      await recordBuild(deps, me.Id, 'publishbuild', published);
       reply(ctx, 'Published build!', { Build: published });
     } finally {
       // Nothing is left of a publication that did not commit (abort after a commit does nothing).
@@ -299,4 +305,16 @@ function publishParser(
       parts: BUILD_FILES_MAX + 10,
     },
   }).array('file', BUILD_FILES_MAX);
+}
+
+/** The audit-log entry of a build published or removed (after the change: a build is folders on disk). */
+async function recordBuild(
+  deps: BuildRouteDeps,
+  actorId: string,
+  action: 'publishbuild' | 'removebuild',
+  build: BuildVersionDto,
+): Promise<void> {
+  const name = `${build.Name}@${build.Version}`;
+  const fields = { name: build.Name, version: build.Version, files: build.Files.length };
+  await deps.core.audit.record(actorId, action, { targetId: name, targetName: name }, fields);
 }

@@ -87,8 +87,8 @@ export function instanceRoutes(
 
   router.post('/revokeGameServerToken', async (ctx) => {
     const input = parse(RevokeGameServerTokenRequest, ctx.request.body);
-    await requireAdmin(input.userid, input.tokenContent);
-    await gameServerTokens.revoke(input.tokenId);
+    const me = await requireAdmin(input.userid, input.tokenContent);
+    await gameServerTokens.revoke(input.tokenId, me.Id);
     reply(ctx, 'Revoked game-server token');
   });
 }

@@ -13,10 +13,11 @@ import { parse, reply } from '../envelope.js';
 /** Issue 18's additions for people: batch public views, sent invite requests, password help. */
 export function peopleRoutes(router: Router, core: HostCore): void {
   const { accounts, invites } = core;
-  // The store finds the host's audit-log deps for a reset (audit-log.ts); users are read through accounts.
+  // Users are read through accounts; an admin's reset is logged with the host's clock and ids.
   const passwordAdmin = createPasswordAdmin({
     accounts,
-    users: { get: (userId) => accounts.findUser(userId), store: core.store },
+    users: { get: (userId) => accounts.findUser(userId) },
+    staff: { clock: core.clock, ids: core.ids },
   });
 
   router.post('/getUsers', async (ctx) => {

@@ -1,6 +1,7 @@
 import { ErrorCode } from '../../protocol/errors.js';
 import { passwordProblem } from '../../protocol/schemas.js';
 import { AppError } from '../../errors.js';
+import type { Tx } from '../../store/seam.js';
 import { UsersRepo, type StoredUser } from '../../store/users.js';
 import type { AccountsShared } from './state.js';
 import { isRecentSignIn } from './tokens.js';
@@ -59,6 +60,8 @@ export async function changePassword(
   up: AccountsShared,
   user: StoredUser,
   newPassword: string,
+  /** More to write in the same commit (an admin's reset: its audit-log entry). */
+  alsoInCommit?: (t: Tx) => Promise<unknown>,
 ): Promise<void> {
   const issue = passwordProblem(newPassword);
   if (issue) {
@@ -73,6 +76,7 @@ export async function changePassword(
       // As the real server: a password change signs out every session.
       draft.AccountTokens = [];
     });
+    await alsoInCommit?.(t);
     t.afterCommit(() => up.deps.events.emit('tokensRevoked', { userId: user.Id }));
   });
 }

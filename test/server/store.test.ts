@@ -15,13 +15,7 @@ import {
 import { frameLine } from '../../server/store/wal.js';
 import { FaultyFs } from './faulty-fs.js';
 import { tempDir } from './helpers.js';
-import {
-  describeStoreConformance,
-  entryKeyOf,
-  type Doc,
-  type Entry,
-  type EntryKey,
-} from './store-conformance.js';
+import { describeStoreConformance, entryKeyOf, type Doc, type Entry } from './store-conformance.js';
 
 const SPEC = {
   collections: ['things'],

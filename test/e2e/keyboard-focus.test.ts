@@ -20,9 +20,12 @@ interface Ring {
   expected: string;
 }
 
-/** Presses Tab until `matches` holds for the focused element (at most 20 times), then reads its outline. */
+/**
+ * Presses Tab until `matches` holds for the focused element (at most 80 times: from wherever focus was, round the
+ * whole page), then reads its outline.
+ */
 async function tabTo(page: Page, matches: string): Promise<Ring> {
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 80; i++) {
     await page.keyboard.press('Tab');
     if (await page.evaluate((selector) => document.activeElement?.matches(selector) === true, matches)) break;
   }

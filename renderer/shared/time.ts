@@ -1,4 +1,5 @@
 /** Formatting of the wire's Unix-second times for people, always in the viewer's own time zone. */
+import { isUntilLifted } from '../../server/protocol/audit.js';
 
 const DATE_TIME = new Intl.DateTimeFormat(undefined, {
   weekday: 'short',
@@ -26,7 +27,8 @@ export function formatDate(unixSeconds: number): string {
 }
 
 export function isEffectivelyForever(unixSeconds: number, nowMs: number): boolean {
-  return unixSeconds * 1000 - nowMs > FOREVER_SECONDS * 1000;
+  // A ban "until lifted" ends at the protocol's last second (January 2038): nearer than 50 years, still no end.
+  return isUntilLifted(unixSeconds) || unixSeconds * 1000 - nowMs > FOREVER_SECONDS * 1000;
 }
 
 /**

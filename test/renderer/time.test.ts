@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatPast, formatRelative, isEffectivelyForever } from '../../renderer/shared/time.js';
+import { BAN_UNTIL_LIFTED } from '../../server/protocol/audit.js';
 
 describe('renderer time formatting', () => {
   const now = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -19,6 +20,11 @@ describe('renderer time formatting', () => {
   it('treats a ban ending in a century as having no end date', () => {
     expect(isEffectivelyForever(at(100 * 365 * 86400), now)).toBe(true);
     expect(isEffectivelyForever(at(365 * 86400), now)).toBe(false);
+  });
+
+  it('treats a ban until lifted (the last second the protocol allows, in 2038) as having no end date', () => {
+    expect(isEffectivelyForever(BAN_UNTIL_LIFTED, now)).toBe(true);
+    expect(isEffectivelyForever(BAN_UNTIL_LIFTED - 1, now)).toBe(false);
   });
 
   it('says a past moment in the past tense, never "in 7 seconds", even when it is a little ahead of now', () => {

@@ -28,7 +28,7 @@ export function BannedScreen({ ban, username, onBack }: BannedScreenProps) {
         </h1>
         <p className="form-intro">
           {forever
-            ? 'A moderator banned this account with no end date.'
+            ? 'A moderator banned this account until they lift the ban.'
             : `A moderator banned this account. You can sign in again ${formatRelative(ban.BanEnd, now)}.`}
         </p>
         <dl className="facts">

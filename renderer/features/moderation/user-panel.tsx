@@ -125,7 +125,7 @@ export function UserPanel({ user, onUpdated, onShowLog }: UserPanelProps) {
           <dd data-testid="mod-ban-state">
             {user.isBanned
               ? isEffectivelyForever(user.BanStatus.BanEnd, now)
-                ? 'Banned with no end date'
+                ? 'Banned until lifted'
                 : `Banned until ${formatDateTime(user.BanStatus.BanEnd)} (${formatRelative(user.BanStatus.BanEnd, now)})`
               : 'Not banned'}
             {user.isBanned && user.BanStatus.BanReason ? (
@@ -278,6 +278,8 @@ function successText(entry: LogEntry): string {
   const f = entry.fields;
   switch (entry.action) {
     case 'banuser':
+      if (typeof f.timeEnd === 'number' && isUntilLifted(f.timeEnd))
+        return `Banned ${name} until a moderator lifts it. They were signed out everywhere.`;
       return `Banned ${name} until ${typeof f.timeEnd === 'number' ? formatDateTime(f.timeEnd) : '…'}. They were signed out everywhere.`;
     case 'unbanuser':
       return `Unbanned ${name}.`;

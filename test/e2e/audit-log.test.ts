@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rank } from '../../server/protocol/enums.js';
 import { BAN_UNTIL_LIFTED } from '../../server/protocol/audit.js';
@@ -16,28 +15,8 @@ import {
   storedSession,
   type Host,
   type Tab,
+  seriousViolations,
 } from './harness.js';
-
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-async function seriousViolationsIn(page: Page, selector: string): Promise<string[]> {
-  await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
-  return page.evaluate(async (within) => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(context: string): Promise<{
-            violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
-          }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run(within);
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-  }, selector);
-}
 
 /** Issue 28: the audit log on the Moderation screen: filters, export, ban import. */
 describe('audit log on the Moderation screen', { timeout: 60_000 }, () => {
@@ -94,7 +73,7 @@ describe('audit log on the Moderation screen', { timeout: 60_000 }, () => {
 
     for (const theme of ['light', 'dark'] as const) {
       await chooseTheme(page, theme);
-      expect(await seriousViolationsIn(page, 'section[aria-labelledby="log-title"]')).toEqual([]);
+      expect(await seriousViolations(page, 'section[aria-labelledby="log-title"]')).toEqual([]);
       await log.screenshot({ path: `/tmp/audit-log-${theme}.png` });
     }
 

@@ -196,25 +196,28 @@ export async function fitsViewport(page: Page): Promise<boolean> {
 
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
-/** Runs axe-core in the page and returns the serious and critical violations, described. */
-export async function seriousViolations(page: Page): Promise<string[]> {
+/**
+ * Runs axe-core in the page (or only inside `selector`, the part a test is about) and returns the serious and
+ * critical violations, described.
+ */
+export async function seriousViolations(page: Page, selector?: string): Promise<string[]> {
   // The page's CSP refuses injected script tags; evaluating the source through the debugger protocol is not.
   await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
-  return page.evaluate(async () => {
+  return page.evaluate(async (within) => {
     const axe = (
       window as unknown as {
         axe: {
-          run(ctx: Document): Promise<{
+          run(ctx: Document | string): Promise<{
             violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
           }>;
         };
       }
     ).axe;
-    const { violations } = await axe.run(document);
+    const { violations } = await axe.run(within ?? document);
     return violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-  });
+  }, selector);
 }
 
 /** Sets the theme with the top bar's toggle (System → Light → Dark) and waits for the page to show it. */

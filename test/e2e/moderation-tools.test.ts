@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rank } from '../../server/protocol/enums.js';
@@ -13,30 +11,10 @@ import {
   startHostWithOwner,
   type Host,
   type Tab,
+  seriousViolations,
 } from './harness.js';
 
 const PASSWORD = 'Member#Pass1';
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-/** axe-core's serious and critical violations inside `selector` only. */
-async function seriousViolationsIn(page: Page, selector: string): Promise<string[]> {
-  await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
-  return page.evaluate(async (within) => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(context: string): Promise<{
-            violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
-          }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run(within);
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-  }, selector);
-}
 
 /** Issue 28: live rank pushes, the Content tab, the remove-all job seen by another moderator, private notes. */
 describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
@@ -161,7 +139,7 @@ describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
     for (const theme of ['dark', 'light'] as const) {
       await chooseTheme(page, theme);
       await panel.screenshot({ path: `/tmp/ui-mod-content-${theme}.png` });
-      expect(await seriousViolationsIn(page, '[data-testid="mod-panel"]'), theme).toEqual([]);
+      expect(await seriousViolations(page, '[data-testid="mod-panel"]'), theme).toEqual([]);
     }
     await panel.getByRole('button', { name: 'Remove file photo.png' }).click();
     const dialog = page.getByRole('dialog', { name: "Remove Cleo's file?" });
@@ -200,7 +178,7 @@ describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
     for (const theme of ['dark', 'light'] as const) {
       await chooseTheme(watcher.page, theme);
       await watched.screenshot({ path: `/tmp/ui-mod-content-job-${theme}.png` });
-      expect(await seriousViolationsIn(watcher.page, '[data-testid="mod-panel"]'), theme).toEqual([]);
+      expect(await seriousViolations(watcher.page, '[data-testid="mod-panel"]'), theme).toEqual([]);
     }
   });
 
@@ -217,7 +195,7 @@ describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
     for (const theme of ['dark', 'light'] as const) {
       await chooseTheme(page, theme);
       await notes.screenshot({ path: `/tmp/ui-mod-notes-${theme}.png` });
-      expect(await seriousViolationsIn(page, '[data-testid="user-notes"]'), theme).toEqual([]);
+      expect(await seriousViolations(page, '[data-testid="user-notes"]'), theme).toEqual([]);
     }
     const admin = await open('AdaAdmin');
     await openUser(admin.page, 'Cleo');

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookReceiver } from '../server/webhook-receiver.js';
 import {
@@ -13,30 +11,8 @@ import {
   startHostWithOwner,
   type Host,
   type Tab,
+  seriousViolations,
 } from './harness.js';
-
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-/** axe-core's serious and critical violations inside `selector` only (the card this test is about). */
-async function seriousViolationsIn(page: Page, selector: string): Promise<string[]> {
-  // The page's CSP refuses injected script tags; evaluating the source through the debugger protocol is not.
-  await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
-  return page.evaluate(async (within) => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(context: string): Promise<{
-            violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown[] }> }>;
-          }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run(within);
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-  }, selector);
-}
 
 /** Issue 28: the webhook card on the Host screen, against a real receiver on this machine. */
 describe('webhook notifications on the Host screen', { timeout: 60_000 }, () => {
@@ -98,7 +74,7 @@ describe('webhook notifications on the Host screen', { timeout: 60_000 }, () => 
     for (const theme of ['dark', 'light'] as const) {
       await chooseTheme(page, theme);
       await card.screenshot({ path: `/tmp/webhook-card-${theme}.png` });
-      expect(await seriousViolationsIn(page, '[data-testid="webhook-card"]'), theme).toEqual([]);
+      expect(await seriousViolations(page, '[data-testid="webhook-card"]'), theme).toEqual([]);
     }
     expectNoProblems(tab);
   });
@@ -117,7 +93,7 @@ describe('webhook notifications on the Host screen', { timeout: 60_000 }, () => 
       expect(await failed.textContent()).toMatch(/Last message not delivered.*connection refused/);
       await chooseTheme(page, 'dark');
       await card.screenshot({ path: '/tmp/webhook-card-failed-dark.png' });
-      expect(await seriousViolationsIn(page, '[data-testid="webhook-card"]')).toEqual([]);
+      expect(await seriousViolations(page, '[data-testid="webhook-card"]')).toEqual([]);
     } finally {
       await receiver.start(port);
     }

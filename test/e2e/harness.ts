@@ -201,6 +201,10 @@ const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
  * critical violations, described.
  */
 export async function seriousViolations(page: Page, selector?: string): Promise<string[]> {
+  // Colours measured half-way through a transition (a theme just switched) are neither theme's.
+  await page.evaluate(() =>
+    Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))),
+  );
   // The page's CSP refuses injected script tags; evaluating the source through the debugger protocol is not.
   await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
   return page.evaluate(async (within) => {

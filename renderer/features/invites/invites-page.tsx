@@ -18,6 +18,7 @@ export function InvitesPage() {
   const now = useNow(15_000);
   const [filter, setFilter] = useState<Filter>('open');
   const visible = usePageVisible();
+  const headingRef = useRef<HTMLHeadingElement>(null);
 
   // "Seen" means a person had the list in front of them: mark new ones once the page is actually visible.
   const marked = useRef(new Set<string>());
@@ -58,7 +59,7 @@ export function InvitesPage() {
 
       <section className="card" aria-labelledby="invite-list-title">
         <div className="card-heading spread">
-          <h2 id="invite-list-title" className="card-title">
+          <h2 id="invite-list-title" className="card-title" ref={headingRef} tabIndex={-1}>
             {filter === 'open' ? 'Waiting for you' : 'All requests'}
           </h2>
           <div className="segmented compact" role="group" aria-label="Which requests">
@@ -103,7 +104,13 @@ export function InvitesPage() {
         ) : (
           <ul className="row-list" aria-label="Invite requests" data-testid="invite-list">
             {shown.map((request) => (
-              <InviteRow key={request.requestId} request={request} now={now} update={update} />
+              <InviteRow
+                key={request.requestId}
+                request={request}
+                now={now}
+                update={update}
+                onAnswered={() => headingRef.current?.focus()}
+              />
             ))}
           </ul>
         )}
@@ -119,11 +126,15 @@ function InviteRow({
   request,
   now,
   update,
+  onAnswered,
 }: {
   request: InviteRequestDto;
   now: number;
   update(requestId: string, state: SettableState): Promise<void>;
+  /** The row's buttons are gone (and the row too, in the open list): where focus goes when it was on them. */
+  onAnswered(): void;
 }) {
+  const rowRef = useRef<HTMLLIElement>(null);
   const [busy, setBusy] = useState<SettableState | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const state = effectiveState(request, now);
@@ -131,15 +142,28 @@ function InviteRow({
   const who = request.fromUsername || 'Someone';
 
   function act(next: SettableState): void {
+    const hadFocus = rowRef.current?.contains(document.activeElement) === true;
     setBusy(next);
     setProblem(null);
     update(request.requestId, next)
+      .then(() => {
+        // Focus was on a button that is gone now: keep it in the list rather than at the top of the page.
+        const active = document.activeElement;
+        const lost = active === null || active === document.body || rowRef.current?.contains(active) === true;
+        if (hadFocus && lost) onAnswered();
+      })
       .catch((failure: unknown) => setProblem(describeError(failure)))
       .finally(() => setBusy(null));
   }
 
   return (
-    <li className="row" data-testid="invite-row" data-state={state} data-request-id={request.requestId}>
+    <li
+      ref={rowRef}
+      className="row"
+      data-testid="invite-row"
+      data-state={state}
+      data-request-id={request.requestId}
+    >
       <span className="avatar small" aria-hidden="true">
         {who.charAt(0).toUpperCase()}
       </span>

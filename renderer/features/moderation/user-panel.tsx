@@ -1,4 +1,4 @@
-import { useId, useState, type ReactNode, type TextareaHTMLAttributes } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode, type TextareaHTMLAttributes } from 'react';
 import { Rank } from '../../../server/protocol/enums.js';
 import { textProblem } from '../../../server/protocol/text-rules.js';
 import { isUntilLifted } from '../../../server/protocol/audit.js';
@@ -60,6 +60,7 @@ export function UserPanel({ user, onUpdated, onShowLog }: UserPanelProps) {
   const [tab, setTab] = useState<Tab>('ban');
   const [done, setDone] = useState<string | null>(null);
   const [actionsDone, setActionsDone] = useState(0);
+  const focusAfterAction = useRef(false);
   const refusal = whyNotModeratable({ Id: me.Id, Rank: me.Rank }, user);
   const name = user.Username;
 
@@ -72,8 +73,18 @@ export function UserPanel({ user, onUpdated, onShowLog }: UserPanelProps) {
     onUpdated(ModerationState, LogEntry);
     setDone(successText(LogEntry));
     setActionsDone((n) => n + 1);
+    focusAfterAction.current = true;
     return ModerationState;
   };
+
+  // A success starts the forms afresh (and closes the question), which takes the focused control away: focus
+  // goes back to the chosen tab, so a keyboard user carries on from the panel instead of the top of the page.
+  useEffect(() => {
+    if (dialog || !focusAfterAction.current) return;
+    focusAfterAction.current = false;
+    const active = document.activeElement;
+    if (active === null || active === document.body) document.getElementById(`mod-tab-${tab}`)?.focus();
+  }, [dialog, actionsDone, tab]);
 
   const tabs: { id: Tab; label: string }[] = [
     { id: 'ban', label: user.isBanned ? 'Ban again' : 'Ban' },

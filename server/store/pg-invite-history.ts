@@ -52,18 +52,20 @@ function stored(row: Row): StoredInviteRequest {
   };
 }
 
-/** Rows as the insert's arrays, one per column (values copied now: later changes to a request are not sent). */
+/** Adds a request to the insert's arrays, one per column (values copied now: later changes are not sent). */
+function addRow(c: Columns, to: string, r: StoredInviteRequest): void {
+  c[0].push(r.requestId);
+  c[1].push(to);
+  c[2].push(r.fromUserId);
+  c[3].push(r.sentAt);
+  c[4].push(r.expiresAt);
+  c[5].push(r.state);
+  c[6].push(r.updatedAt);
+}
+
 function columnsOf(items: ReadonlyArray<{ to: string; request: StoredInviteRequest }>): Columns {
   const c: Columns = [[], [], [], [], [], [], []];
-  for (const { to, request: r } of items) {
-    c[0].push(r.requestId);
-    c[1].push(to);
-    c[2].push(r.fromUserId);
-    c[3].push(r.sentAt);
-    c[4].push(r.expiresAt);
-    c[5].push(r.state);
-    c[6].push(r.updatedAt);
-  }
+  for (const { to, request } of items) addRow(c, to, request);
   return c;
 }
 
@@ -99,8 +101,7 @@ export class PgInviteHistory implements InviteHistory {
       this.#next = { columns, saved };
       this.#writing = saved.catch(() => undefined);
     }
-    const row = columnsOf([{ to, request }]);
-    row.forEach((values, i) => (this.#next!.columns[i] as unknown[]).push(values[0]));
+    addRow(this.#next.columns, to, request);
     this.#touched.add(to);
     return this.#next.saved;
   }

@@ -224,6 +224,36 @@ export async function seriousViolations(page: Page, selector?: string): Promise<
   }, selector);
 }
 
+/** How the focused element is outlined, and the ring colour the page's theme asks for. */
+export interface FocusRing {
+  /** The element, for messages: its tag and name. */
+  what: string;
+  style: string;
+  width: number;
+  color: string;
+  /** The theme's ring colour, resolved by the page. */
+  expected: string;
+}
+
+export async function focusRing(page: Page): Promise<FocusRing> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement;
+    const style = getComputedStyle(el);
+    const probe = document.createElement('div');
+    probe.style.color = 'var(--focus-ring)';
+    document.body.append(probe);
+    const expected = getComputedStyle(probe).color;
+    probe.remove();
+    return {
+      what: `${el.tagName} ${el.getAttribute('aria-label') ?? el.getAttribute('name') ?? el.textContent ?? ''}`,
+      style: style.outlineStyle,
+      width: parseFloat(style.outlineWidth),
+      color: style.outlineColor,
+      expected,
+    };
+  });
+}
+
 /** Sets the theme with the top bar's toggle (System → Light → Dark) and waits for the page to show it. */
 export async function chooseTheme(page: Page, theme: 'light' | 'dark'): Promise<void> {
   const toggle = page.getByTestId('theme-toggle').first();

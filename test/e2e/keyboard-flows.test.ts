@@ -5,6 +5,7 @@ import { Publicity, Rank } from '../../server/protocol/enums.js';
 import {
   chooseTheme,
   expectNoProblems,
+  focusRing,
   launchBrowser,
   navLink,
   openTab,
@@ -19,38 +20,10 @@ const PASSWORD = 'Member#Pass1';
 const THEMES = ['light', 'dark'] as const;
 type Theme = (typeof THEMES)[number];
 
-/** What the focused element shows, and the ring colour the page's theme asks for. */
-interface Ring {
-  what: string;
-  style: string;
-  width: number;
-  color: string;
-  expected: string;
-}
-
-async function focusedRing(page: Page): Promise<Ring> {
-  return page.evaluate(() => {
-    const el = document.activeElement as HTMLElement;
-    const style = getComputedStyle(el);
-    const probe = document.createElement('div');
-    probe.style.color = 'var(--focus-ring)';
-    document.body.append(probe);
-    const expected = getComputedStyle(probe).color;
-    probe.remove();
-    return {
-      what: `${el.tagName} ${el.getAttribute('aria-label') ?? el.getAttribute('name') ?? el.textContent ?? ''}`,
-      style: style.outlineStyle,
-      width: parseFloat(style.outlineWidth),
-      color: style.outlineColor,
-      expected,
-    };
-  });
-}
-
 /** The focused control shows the theme's ring: a solid outline, at least 2 px, in the ring colour. */
 async function expectRing(page: Page, theme: Theme): Promise<void> {
   expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
-  const ring = await focusedRing(page);
+  const ring = await focusRing(page);
   expect(ring.style, ring.what).toBe('solid');
   expect(ring.width, ring.what).toBeGreaterThanOrEqual(2);
   expect(ring.color, ring.what).toBe(ring.expected);

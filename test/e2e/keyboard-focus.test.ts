@@ -3,50 +3,30 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   chooseTheme,
   expectNoProblems,
+  focusRing,
   launchBrowser,
   openTab,
   startHostWithOwner,
+  type FocusRing,
   type Host,
   type Tab,
 } from './harness.js';
-
-interface Ring {
-  tag: string;
-  name: string;
-  style: string;
-  width: number;
-  color: string;
-  /** The theme's ring colour, resolved by the page. */
-  expected: string;
-}
 
 /**
  * Presses Tab until `matches` holds for the focused element (at most 80 times: from wherever focus was, round the
  * whole page), then reads its outline.
  */
-async function tabTo(page: Page, matches: string): Promise<Ring> {
+async function tabTo(page: Page, matches: string): Promise<FocusRing> {
   for (let i = 0; i < 80; i++) {
     await page.keyboard.press('Tab');
     if (await page.evaluate((selector) => document.activeElement?.matches(selector) === true, matches)) break;
   }
-  return page.evaluate((selector) => {
-    const el = document.activeElement as HTMLElement;
-    if (!el.matches(selector)) throw new Error(`Tab never reached ${selector}`);
-    const style = getComputedStyle(el);
-    const probe = document.createElement('div');
-    probe.style.color = 'var(--focus-ring)';
-    document.body.append(probe);
-    const expected = getComputedStyle(probe).color;
-    probe.remove();
-    return {
-      tag: el.tagName,
-      name: el.getAttribute('name') ?? el.textContent ?? '',
-      style: style.outlineStyle,
-      width: parseFloat(style.outlineWidth),
-      color: style.outlineColor,
-      expected,
-    };
-  }, matches);
+  const reached = await page.evaluate(
+    (selector) => document.activeElement?.matches(selector) === true,
+    matches,
+  );
+  if (!reached) throw new Error(`Tab never reached ${matches}`);
+  return focusRing(page);
 }
 
 /** Relative luminance contrast of two `rgb(...)` colours (WCAG). */
@@ -95,9 +75,9 @@ describe('keyboard focus in a real browser', () => {
       const input = await tabTo(page, 'input[name="username"]');
       const button = await tabTo(page, 'form button[type="submit"].primary');
       for (const ring of [input, button]) {
-        expect(ring.style, `${ring.tag} ${ring.name}`).toBe('solid');
-        expect(ring.width, `${ring.tag} ${ring.name}`).toBeGreaterThanOrEqual(2);
-        expect(ring.color, `${ring.tag} ${ring.name}`).toBe(ring.expected);
+        expect(ring.style, ring.what).toBe('solid');
+        expect(ring.width, ring.what).toBeGreaterThanOrEqual(2);
+        expect(ring.color, ring.what).toBe(ring.expected);
         // A ring one can see: at least 3:1 against the page (WCAG 1.4.11).
         expect(contrast(ring.color, background)).toBeGreaterThanOrEqual(3);
       }

@@ -246,6 +246,137 @@ PG_MIGRATIONS.push({
   `,
 });
 
+PG_MIGRATIONS.push({
+  version: 7,
+  name: 'optimistic commits: what transactions read is checked, under row-level locks, in the statement that writes them',
+  sql: `
+    -- A commit whose answer was lost is settled by its row here: the numbers of its history entries come with it.
+    ALTER TABLE hx_tx_done ADD COLUMN seqs bigint[];
+    -- Takes the transaction-scoped advisory locks named (records, keys), in one order for every caller, so two
+    -- commits never wait for each other in a circle. Names are hashed with the schema's name.
+    CREATE FUNCTION hx_lock(names text[]) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE
+      h bigint;
+    BEGIN
+      FOR h IN SELECT DISTINCT hashtextextended(current_schema() || chr(31) || n, 0) FROM unnest(names) AS n
+               ORDER BY 1 LOOP
+        PERFORM pg_advisory_xact_lock(h);
+      END LOOP;
+    END
+    $$;
+    -- Whether everything a transaction read is still so: records by version (0: absent), unique keys by the
+    -- record holding them (null: none), list keys by the records they list. Evaluated in one snapshot.
+    CREATE FUNCTION hx_reads_hold(reads jsonb) RETURNS boolean LANGUAGE sql STABLE AS $$
+      SELECT NOT EXISTS (
+          SELECT 1 FROM jsonb_array_elements(reads->'r') AS r(x)
+           WHERE coalesce((SELECT version FROM hx_records WHERE collection = x->>0 AND id = x->>1), 0)
+                 <> (x->>2)::bigint)
+        AND NOT EXISTS (
+          SELECT 1 FROM jsonb_array_elements(reads->'k') AS k(x)
+           WHERE (SELECT id FROM hx_keys WHERE collection = x->>0 AND idx = x->>1 AND key = x->>2)
+                 IS DISTINCT FROM x->>3)
+        AND NOT EXISTS (
+          SELECT 1 FROM jsonb_array_elements(reads->'l') AS l(x)
+           WHERE coalesce((SELECT array_agg(id ORDER BY id) FROM hx_list_keys
+                            WHERE collection = x->>0 AND idx = x->>1 AND key = x->>2), '{}')
+                 <> coalesce((SELECT array_agg(v ORDER BY v) FROM jsonb_array_elements_text(x->3) AS v), '{}'))
+    $$;
+    -- Transactions of one host, committed together (one flush of the log for all). They are numbered 1..n; each
+    -- row of the arrays names its transaction (*_t): the records (rr_), unique keys (rk_) and list keys (rl_) it
+    -- read, as hx_reads_hold checks them, then what it writes, as hx_write takes it. None of them reads or writes
+    -- what another of them writes (the host holds such a one back). First every lock any of them needs is taken,
+    -- in one order for every caller (the records read or written, then the keys read or changed, then the
+    -- histories appended to), so two commits never wait for each other in a circle. Each whose reads still hold
+    -- is then written, all in a few statements. Per transaction the answer is its entries' numbers, or null when
+    -- what it read changed (nothing written: the caller runs it again). What a commit checked cannot change before
+    -- it has written: commits are serializable without a snapshot held across the transaction.
+    CREATE FUNCTION hx_commit_batch(
+      n int, tx_ids text[],
+      rr_t int[], rr_c text[], rr_i text[], rr_v bigint[],
+      rk_t int[], rk_c text[], rk_x text[], rk_k text[], rk_i text[],
+      rl_t int[], rl_c text[], rl_x text[], rl_k text[], rl_ids json[],
+      u_t int[], u_c text[], u_i text[], u_d json[],
+      r_t int[], r_c text[], r_i text[],
+      kr_t int[], kr_c text[], kr_i text[],
+      k_t int[], k_c text[], k_x text[], k_k text[], k_i text[],
+      l_t int[], l_c text[], l_x text[], l_k text[], l_i text[],
+      e_t int[], e_l text[], e_d json[]
+    ) RETURNS jsonb LANGUAGE plpgsql AS $$
+    DECLARE
+      sep text := chr(31);
+      failed int[];
+      answers jsonb;
+      j int;
+      entry_seq bigint;
+      log_name text;
+    BEGIN
+      PERFORM hx_lock(
+        ARRAY(SELECT 'r' || sep || c || sep || i FROM unnest(rr_c, rr_i) AS x(c, i))
+        || ARRAY(SELECT 'r' || sep || c || sep || i FROM unnest(u_c || r_c, u_i || r_i) AS x(c, i)));
+      PERFORM hx_lock(
+        ARRAY(SELECT 'k' || sep || collection || sep || idx || sep || key FROM hx_keys
+               WHERE (collection, id) IN (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i)))
+        || ARRAY(SELECT 'l' || sep || collection || sep || idx || sep || key FROM hx_list_keys
+                  WHERE (collection, id) IN (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i)))
+        || ARRAY(SELECT 'k' || sep || c || sep || x || sep || k FROM unnest(k_c || rk_c, k_x || rk_x, k_k || rk_k)
+                   AS y(c, x, k))
+        || ARRAY(SELECT 'l' || sep || c || sep || x || sep || k FROM unnest(l_c || rl_c, l_x || rl_x, l_k || rl_k)
+                   AS y(c, x, k)));
+      FOR log_name IN SELECT DISTINCT l FROM unnest(e_l) AS e(l) ORDER BY 1 LOOP
+        PERFORM pg_advisory_xact_lock(${LOG_LOCK}, hashtext(log_name));
+      END LOOP;
+      -- Under the locks, the transactions whose reads no longer hold (each against the state before all of
+      -- them: they are independent of each other).
+      SELECT coalesce(array_agg(DISTINCT t), '{}') INTO failed FROM (
+        SELECT x.t FROM unnest(rr_t, rr_c, rr_i, rr_v) AS x(t, c, i, v)
+          LEFT JOIN hx_records h ON h.collection = x.c AND h.id = x.i
+         WHERE coalesce(h.version, 0) <> x.v
+        UNION ALL
+        SELECT x.t FROM unnest(rk_t, rk_c, rk_x, rk_k, rk_i) AS x(t, c, ix, k, i)
+          LEFT JOIN hx_keys h ON h.collection = x.c AND h.idx = x.ix AND h.key = x.k
+         WHERE h.id IS DISTINCT FROM x.i
+        UNION ALL
+        SELECT x.t FROM unnest(rl_t, rl_c, rl_x, rl_k, rl_ids) AS x(t, c, ix, k, ids)
+         WHERE coalesce((SELECT array_agg(id ORDER BY id) FROM hx_list_keys
+                          WHERE collection = x.c AND idx = x.ix AND key = x.k), '{}')
+               <> coalesce((SELECT array_agg(v ORDER BY v) FROM json_array_elements_text(x.ids) AS v), '{}')
+      ) AS f;
+      INSERT INTO hx_tx_done (id) SELECT tx_ids[t] FROM generate_series(1, n) AS t WHERE t <> ALL (failed);
+      -- Keys are rewritten only for the records whose keys may have changed (kr) and removed ones.
+      DELETE FROM hx_keys WHERE (collection, id) IN (
+        SELECT c, i FROM unnest(kr_t || r_t, kr_c || r_c, kr_i || r_i) AS x(t, c, i) WHERE t <> ALL (failed));
+      DELETE FROM hx_list_keys WHERE (collection, id) IN (
+        SELECT c, i FROM unnest(kr_t || r_t, kr_c || r_c, kr_i || r_i) AS x(t, c, i) WHERE t <> ALL (failed));
+      DELETE FROM hx_records WHERE (collection, id) IN (
+        SELECT c, i FROM unnest(r_t, r_c, r_i) AS x(t, c, i) WHERE t <> ALL (failed));
+      INSERT INTO hx_records (collection, id, version, data)
+        SELECT c, i, nextval('hx_version_seq'), d FROM unnest(u_t, u_c, u_i, u_d) AS x(t, c, i, d)
+         WHERE t <> ALL (failed)
+        ON CONFLICT (collection, id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data;
+      INSERT INTO hx_keys (collection, idx, key, id)
+        SELECT c, ix, k, i FROM unnest(k_t, k_c, k_x, k_k, k_i) AS x(t, c, ix, k, i) WHERE t <> ALL (failed)
+        ON CONFLICT (collection, idx, key) DO UPDATE SET id = EXCLUDED.id;
+      INSERT INTO hx_list_keys (collection, idx, key, id)
+        SELECT c, ix, k, i FROM unnest(l_t, l_c, l_x, l_k, l_i) AS x(t, c, ix, k, i) WHERE t <> ALL (failed)
+        ON CONFLICT DO NOTHING;
+      SELECT jsonb_agg(CASE WHEN t = ANY (failed) THEN NULL ELSE '[]'::jsonb END ORDER BY t) INTO answers
+        FROM generate_series(1, n) AS t;
+      -- History entries numbered in the order of the transactions, then of their entries (e_ rows come so).
+      FOR j IN 1 .. coalesce(cardinality(e_t), 0) LOOP
+        CONTINUE WHEN e_t[j] = ANY (failed);
+        entry_seq := nextval('hx_log_seq');
+        INSERT INTO hx_log_entries (log, seq, entry) VALUES (e_l[j], entry_seq, e_d[j]);
+        answers := jsonb_set(answers, ARRAY[(e_t[j] - 1)::text], (answers->(e_t[j] - 1)) || to_jsonb(entry_seq));
+      END LOOP;
+      UPDATE hx_tx_done SET seqs = ARRAY(SELECT jsonb_array_elements_text(answers->(t - 1))::bigint)
+        FROM (SELECT DISTINCT t FROM unnest(e_t) AS t WHERE t <> ALL (failed)) AS x
+       WHERE hx_tx_done.id = tx_ids[x.t];
+      RETURN answers;
+    END
+    $$;
+  `,
+});
+
 /** First key of the migrations' advisory lock (the second is the schema's hash). */
 export const MIGRATION_LOCK = 0x48584302;
 

@@ -1,11 +1,13 @@
+import type { Versioned } from './pg-record-cache.js';
+
 /** Ids per query at most: a batch this large is sent at once rather than at the end of the turn. */
 const BATCH_MAX = 500;
 
-type Run = (collection: string, ids: readonly string[]) => Promise<Map<string, unknown>>;
+type Run = (collection: string, ids: readonly string[]) => Promise<Map<string, Versioned>>;
 
 interface Batch {
   ids: Set<string>;
-  waiters: Array<{ resolve: (found: Map<string, unknown>) => void; reject: (error: unknown) => void }>;
+  waiters: Array<{ resolve: (found: Map<string, Versioned>) => void; reject: (error: unknown) => void }>;
 }
 
 /**
@@ -21,7 +23,7 @@ export class PgReadBatch {
   constructor(private readonly run: Run) {}
 
   /** The records of `ids` that exist, by id (the map may hold other ids of the same batch too). */
-  read(collection: string, ids: readonly string[]): Promise<Map<string, unknown>> {
+  read(collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
     return new Promise((resolve, reject) => {
       let batch = this.#pending.get(collection);
       if (!batch) this.#pending.set(collection, (batch = { ids: new Set(), waiters: [] }));

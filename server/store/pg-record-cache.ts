@@ -4,6 +4,12 @@ import type pg from 'pg';
 /** Records a host keeps (frozen, with their versions); the oldest used goes first past this many. */
 const CACHE_MAX = 20_000;
 
+/** A record as stored: its data (frozen) and the version of the write that made it. */
+export interface Versioned {
+  version: string;
+  data: unknown;
+}
+
 /**
  * The records this host read lately, each with its version. A read still asks PostgreSQL (so it sees every change
  * any host acknowledged before it), but only for the version: the record itself comes back only when it changed.
@@ -11,17 +17,13 @@ const CACHE_MAX = 20_000;
  * never a round trip. Bounded; other hosts' announced changes and this host's own writes drop entries early.
  */
 export class PgRecordCache {
-  readonly #records = new Map<string, { version: string; data: unknown }>();
+  readonly #records = new Map<string, Versioned>();
 
   /**
-   * The records of `ids` in `collection` that exist, by id, read through `client` (a transaction's connection, or
-   * the pool): one round trip whatever is cached.
+   * The records of `ids` in `collection` that exist, by id, with their versions: one round trip whatever is
+   * cached.
    */
-  async read(
-    client: pg.Pool | pg.PoolClient,
-    collection: string,
-    ids: readonly string[],
-  ): Promise<Map<string, unknown>> {
+  async read(client: pg.Pool, collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
     // As asked: the entries may change while the query runs (other reads, a commit forgetting one).
     const asked = new Map(ids.map((id) => [id, this.#records.get(`${collection}/${id}`)]));
     const versions = ids.map((id) => asked.get(id)?.version ?? '0');
@@ -42,7 +44,7 @@ export class PgRecordCache {
             values: [collection, ids, versions],
           },
     );
-    const found = new Map<string, unknown>();
+    const found = new Map<string, Versioned>();
     for (const row of rows.rows) {
       const key = `${collection}/${row.id}`;
       const cached = asked.get(row.id);
@@ -52,20 +54,20 @@ export class PgRecordCache {
           this.#records.delete(key);
           this.#records.set(key, cached);
         }
-        found.set(row.id, cached.data);
+        found.set(row.id, cached);
         continue;
       }
-      const data = freeze(row.data, true);
-      this.#remember(key, row.version, data);
-      found.set(row.id, data);
+      const entry = { version: row.version, data: freeze(row.data, true) };
+      this.#remember(key, entry);
+      found.set(row.id, entry);
     }
     return found;
   }
 
-  #remember(key: string, version: string, data: unknown): void {
+  #remember(key: string, entry: Versioned): void {
     this.#records.delete(key);
     if (this.#records.size >= CACHE_MAX) this.#records.delete(this.#records.keys().next().value!);
-    this.#records.set(key, { version, data });
+    this.#records.set(key, entry);
   }
 
   /** A record changed (written here, or announced by another host): no use keeping it. */

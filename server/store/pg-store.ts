@@ -6,8 +6,16 @@ import { classifyPgError, isConnectionError, storageError } from './pg-errors.js
 import { PgListener } from './pg-listener.js';
 import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
 import { PgLog } from './pg-log.js';
-import { PgRecordCache } from './pg-record-cache.js';
+import { PgRecordCache, type Versioned } from './pg-record-cache.js';
 import { PgReadBatch } from './pg-read-batch.js';
+import {
+  batchValues,
+  PgCommitBatch,
+  type CommitAnswer,
+  type CommitItem,
+  type ReadSet,
+  type WriteSet,
+} from './pg-commit-batch.js';
 import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
@@ -18,20 +26,25 @@ export { PgSchemaTooNewError, redactUrl };
 
 /**
  * The storage seam on PostgreSQL, for communities that outgrow one machine: several host processes share one
- * database, which holds the truth. A read is a query; a transaction is a PostgreSQL transaction at SERIALIZABLE
- * isolation (row-level, no lock across the community), run again when PostgreSQL reports a serialization
- * failure; its writes go in one round trip (`hx_write`) before COMMIT. Records live in `hx_records`, unique keys
- * in `hx_keys`, list keys in `hx_list_keys`, each written in the commit that writes its record; histories in
- * `hx_log_entries`, numbered in commit order per log. No host holds a copy of the community: what it keeps is its
- * connections and each history's keys (positions for the moderation panel).
+ * database, which holds the truth. A read is a query (reads of one turn share one). A transaction is optimistic:
+ * it reads committed records, noting each one's version (and the keys and lists it looked up), and keeps its
+ * writes; its commit is one statement, shared with the other commits waiting on this host (PgCommitBatch), that
+ * locks what it read and writes (row by row: no lock across the community), checks that what it read still holds,
+ * and writes (`hx_commit_batch`). When something it read changed, nothing is written and it runs again. Records
+ * live in `hx_records`, unique keys in `hx_keys`, list keys in `hx_list_keys`, each written in the commit that
+ * writes its record; histories in `hx_log_entries`, numbered in commit order per log. No host holds a copy of the
+ * community: what it keeps is its connections and a bounded cache of records it read (each read still asks
+ * PostgreSQL for the version).
  *
  * Every commit announces what it changed (NOTIFY); each host LISTENs, and `watch` hands the changes to whoever
  * keeps something that depends on them (sockets to close after a ban, a search index). Every call has a time
  * limit; an unreachable or stalled database answers StorageUnavailableError within it.
  */
 
-/** A transaction that keeps meeting serialization failures gives up after this many runs. */
+/** A transaction that keeps finding what it read changed gives up after this many runs. */
 const MAX_TX_RUNS = 30;
+/** The longest a transaction waits in the retry lane (a lane never holds anything up for good). */
+const RETRY_LANE_WAIT_MS = 1000;
 /** Rows per page when a collection is scanned or an index built. */
 const PAGE = 1000;
 /** A NOTIFY payload is limited to 8000 bytes: past this, "everything may have changed" is announced instead. */
@@ -77,7 +90,7 @@ export class PgCollection<T> implements ReadCollection<T> {
   ) {}
 
   async get(id: string): Promise<T | undefined> {
-    return (await this.store.read(null, this.name, [id])).get(id) as T | undefined;
+    return (await this.store.read(this.name, [id])).get(id) as T | undefined;
   }
 
   async has(id: string): Promise<boolean> {
@@ -86,7 +99,7 @@ export class PgCollection<T> implements ReadCollection<T> {
 
   async getMany(ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
-    const byId = await this.store.read(null, this.name, ids);
+    const byId = await this.store.read(this.name, ids);
     const found: T[] = [];
     for (const id of ids) {
       const data = byId.get(id);
@@ -196,27 +209,27 @@ interface Write {
   data: unknown;
 }
 
-/** A transaction: reads through its own PostgreSQL transaction, writes kept until the end. */
+/**
+ * A transaction, optimistic: reads are queries of their own (shared with other requests' reads of the same turn),
+ * each remembered with what it found; writes are kept until the end. The commit is one statement that locks what
+ * the transaction read and writes, checks that it still holds and writes (hx_commit_batch); when it no longer
+ * holds, the transaction runs again. A record read twice reads the same both times.
+ */
 class PgTransaction implements Tx {
   readonly writes = new Map<string, Write>();
-  /** The committed version of each record this transaction read (null: none), by collection/id. */
+  /** Each record this transaction read as it was committed (null: none), by collection/id. */
   readonly seen = new Map<string, unknown>();
+  readonly #versions = new Map<string, [string, string, string]>();
+  readonly #keys = new Map<string, [string, string, string, string | null]>();
+  readonly #lists = new Map<string, [string, string, string, string[]]>();
   readonly appends: Array<{ log: PgLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
   readonly effects: Array<() => void> = [];
   done = false;
 
-  constructor(
-    private readonly store: PgStore,
-    private readonly client: pg.PoolClient,
-  ) {}
+  constructor(private readonly store: PgStore) {}
 
   #live(): void {
     if (this.done) throw new Error('transaction already ended');
-  }
-
-  async #query<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
-    this.#live();
-    return (await this.client.query<R>(name ? { name, text, values } : { text, values })).rows;
   }
 
   repo<T>(name: string): TxRepo<T> {
@@ -224,14 +237,18 @@ class PgTransaction implements Tx {
     const key = (id: string): string => `${name}/${id}`;
     const read = async (id: string): Promise<unknown> => {
       this.#live();
-      const own = this.writes.get(key(id));
-      if (own) return own.data ?? undefined;
-      this.#live();
-      // Through the transaction's connection: its snapshot, and PostgreSQL's conflict tracking.
-      const data = (await this.store.read(this.client, name, [id])).get(id);
-      this.#live();
-      this.seen.set(key(id), data ?? null);
-      return data;
+      const k = key(id);
+      if (!this.writes.has(k) && !this.seen.has(k)) {
+        const found = (await this.store.readVersioned(name, [id])).get(id);
+        this.#live();
+        // The first read of a record is the one checked at commit (another may have landed meanwhile).
+        if (!this.seen.has(k)) {
+          this.seen.set(k, found?.data ?? null);
+          this.#versions.set(k, [name, id, found?.version ?? '0']);
+        }
+      }
+      const own = this.writes.get(k);
+      return own ? (own.data ?? undefined) : (this.seen.get(k) ?? undefined);
     };
     const write = (id: string, data: unknown): void => {
       this.#live();
@@ -243,25 +260,14 @@ class PgTransaction implements Tx {
       for (const own of this.#ownWrites(collection)) {
         if (own.data !== null && collection.def(index).keysOf(own.data).includes(indexKey)) return own.data;
       }
-      await this.store.indexReady(collection, index);
-      const rows = await this.#query<{ id: string }>(
-        'SELECT id FROM hx_keys WHERE collection = $1 AND idx = $2 AND key = $3',
-        [name, index, indexKey],
-        'hx_find_id',
-      );
-      const id = rows[0]?.id;
+      const id = await this.#lookup(collection, index, indexKey);
       // A record this transaction changed no longer holds the key (it would have been found above).
-      if (id === undefined || this.writes.has(key(id))) return undefined;
+      if (id === null || this.writes.has(key(id))) return undefined;
       return read(id);
     };
     const listIds = async (index: string, indexKey: string): Promise<string[]> => {
       this.#live();
-      await this.store.indexReady(collection, index);
-      const rows = await this.#query<{ id: string }>(
-        'SELECT id FROM hx_list_keys WHERE collection = $1 AND idx = $2 AND key = $3 ORDER BY id',
-        [name, index, indexKey],
-      );
-      const ids = new Set(rows.map((row) => row.id));
+      const ids = new Set(await this.#list(collection, index, indexKey));
       for (const own of this.#ownWrites(collection)) {
         if (own.data !== null && collection.def(index).keysOf(own.data).includes(indexKey)) ids.add(own.id);
         else ids.delete(own.id);
@@ -269,6 +275,38 @@ class PgTransaction implements Tx {
       return [...ids];
     };
     return txRepo<T>(name, { read, write, find, listIds });
+  }
+
+  /** The id holding `key` in a unique index as committed (null: none), the first answer kept. */
+  async #lookup(collection: PgCollection<unknown>, index: string, key: string): Promise<string | null> {
+    const at = `${collection.name}\u0000${index}\u0000${key}`;
+    if (!this.#keys.has(at)) {
+      await this.store.indexReady(collection, index);
+      const rows = await this.store.query<{ id: string }>(
+        'SELECT id FROM hx_keys WHERE collection = $1 AND idx = $2 AND key = $3',
+        [collection.name, index, key],
+        'hx_find_id',
+      );
+      this.#live();
+      if (!this.#keys.has(at)) this.#keys.set(at, [collection.name, index, key, rows[0]?.id ?? null]);
+    }
+    return this.#keys.get(at)![3];
+  }
+
+  /** The ids a list index holds under `key` as committed, the first answer kept. */
+  async #list(collection: PgCollection<unknown>, index: string, key: string): Promise<string[]> {
+    const at = `${collection.name}\u0000${index}\u0000${key}`;
+    if (!this.#lists.has(at)) {
+      await this.store.indexReady(collection, index);
+      const rows = await this.store.query<{ id: string }>(
+        'SELECT id FROM hx_list_keys WHERE collection = $1 AND idx = $2 AND key = $3 ORDER BY id',
+        [collection.name, index, key],
+        'hx_list_ids',
+      );
+      this.#live();
+      if (!this.#lists.has(at)) this.#lists.set(at, [collection.name, index, key, rows.map((row) => row.id)]);
+    }
+    return this.#lists.get(at)![3];
   }
 
   *#ownWrites(collection: PgCollection<unknown>): IterableIterator<Write> {
@@ -288,6 +326,16 @@ class PgTransaction implements Tx {
   get writesSomething(): boolean {
     return this.writes.size > 0 || this.appends.length > 0;
   }
+
+  /** Everything read, for the commit's check. */
+  get reads(): ReadSet {
+    return { r: [...this.#versions.values()], k: [...this.#keys.values()], l: [...this.#lists.values()] };
+  }
+
+  /** How many things were read: one alone needs no check (a single read is consistent with itself). */
+  get readCount(): number {
+    return this.#versions.size + this.#keys.size + this.#lists.size;
+  }
 }
 
 export class PgStore implements HostStore {
@@ -299,6 +347,9 @@ export class PgStore implements HostStore {
   readonly #indexesReady = new Map<string, Promise<void>>();
   readonly #cache = new PgRecordCache();
   readonly #reads = new PgReadBatch((collection, ids) => this.#cache.read(this.pool, collection, ids));
+  readonly #commits = new PgCommitBatch((items) => this.#sendCommits(items));
+  /** Transactions running again after a conflict, one at a time (see #run). */
+  #retryLane: Promise<void> = Promise.resolve();
   readonly #origin = randomBytes(12).toString('hex');
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
@@ -396,16 +447,15 @@ export class PgStore implements HostStore {
     }
   }
 
-  /**
-   * Records of `collection` by id, through a transaction's connection or (null) the pool, where reads of the same
-   * turn share one query (PgReadBatch); see PgRecordCache.
-   */
-  async read(
-    client: pg.PoolClient | null,
-    collection: string,
-    ids: readonly string[],
-  ): Promise<Map<string, unknown>> {
-    if (client) return this.#cache.read(client, collection, ids);
+  /** Records of `collection` by id; reads of the same turn share one query (PgReadBatch); see PgRecordCache. */
+  async read(collection: string, ids: readonly string[]): Promise<Map<string, unknown>> {
+    const found = new Map<string, unknown>();
+    for (const [id, entry] of await this.readVersioned(collection, ids)) found.set(id, entry.data);
+    return found;
+  }
+
+  /** As `read`, with each record's version. */
+  async readVersioned(collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
     try {
       return await this.#reads.read(collection, ids);
     } catch (error) {
@@ -424,40 +474,58 @@ export class PgStore implements HostStore {
     }
   }
 
+  /**
+   * Runs `fn` until a run commits. A transaction that met a conflict runs again in this host's retry lane, one at a
+   * time: transactions that all changed one record together would otherwise keep meeting each other (each batch of
+   * them lets one through), while in line each runs again once.
+   */
   async #run<R>(fn: (t: Tx) => R | Promise<R>): Promise<R> {
     for (let run = 0; run < MAX_TX_RUNS; run++) {
-      const client = await this.#connect();
-      const t = new PgTransaction(this, client);
-      let result: R;
-      let seqs: number[];
-      try {
-        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-        result = await fn(t);
-        t.done = true;
-        seqs = t.writesSomething ? await this.#write(t, client) : [];
-      } catch (error) {
-        t.done = true;
-        await this.#abandon(client, error);
-        if (classifyPgError(error) === 'retry') {
-          await backoff(run);
-          continue;
-        }
-        throw failure(error);
-      }
-      try {
-        await this.#commit(client, t);
-      } catch (error) {
-        if (classifyPgError(error) === 'retry') {
-          await backoff(run);
-          continue;
-        }
-        throw failure(error);
-      }
-      t.appends.forEach((a, i) => (a.entry.seq = seqs[i] ?? a.entry.seq));
-      await this.#committed(t);
-      return result;
+      const outcome = run === 0 ? await this.#runOnce(fn) : await this.#inRetryLane(() => this.#runOnce(fn));
+      if (outcome) return outcome.result;
+      if (run > 0) await backoff(run);
     }
     throw new TransactionConflictError();
+  }
+
+  /** One run of `fn` and its commit: its result, or null when something it read changed first. */
+  async #runOnce<R>(fn: (t: Tx) => R | Promise<R>): Promise<{ result: R } | null> {
+    const t = new PgTransaction(this);
+    let result: R;
+    try {
+      result = await fn(t);
+    } catch (error) {
+      throw failure(error);
+    } finally {
+      t.done = true;
+    }
+    const seqs = t.writesSomething ? await this.#commit(t) : (await this.#readsHold(t)) ? [] : null;
+    // Something it read changed before it committed: nothing was written; it runs again on what is there now.
+    if (seqs === null) return null;
+    t.appends.forEach((a, i) => (a.entry.seq = seqs[i] ?? a.entry.seq));
+    await this.#committed(t);
+    return { result };
+  }
+
+  /** Runs `work` once the transactions before it in the lane are done, or after RETRY_LANE_WAIT_MS at most. */
+  #inRetryLane<X>(work: () => Promise<X>): Promise<X> {
+    const turn = Promise.race([this.#retryLane, pause(RETRY_LANE_WAIT_MS)]).then(work);
+    this.#retryLane = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  /** A read-only transaction's answer holds when everything it read is still so (checked in one snapshot). */
+  async #readsHold(t: PgTransaction): Promise<boolean> {
+    if (t.readCount <= 1) return true;
+    const rows = await this.query<{ ok: boolean }>(
+      'SELECT hx_reads_hold($1::jsonb) AS ok',
+      [JSON.stringify(t.reads)],
+      'hx_reads_hold',
+    );
+    return rows[0]?.ok === true;
   }
 
   /** A pooled connection, with an error listener while it is out (a broken one must not end the process). */
@@ -488,41 +556,6 @@ export class PgStore implements HostStore {
     client.release(true);
   }
 
-  /** Sends the transaction's records, keys and entries in one round trip; returns the entries' numbers. */
-  async #write(t: PgTransaction, client: pg.PoolClient): Promise<number[]> {
-    const upserts = [...t.writes.values()].filter((w) => w.data !== null);
-    const removals = [...t.writes.values()].filter((w) => w.data === null);
-    const rekeyed = upserts.filter((w) => keysMayChange(t, w));
-    const unique: Array<[string, string, string, string]> = [];
-    const lists: Array<[string, string, string, string]> = [];
-    for (const w of rekeyed) {
-      for (const { kind, index, key } of w.collection.keysOf(w.data)) {
-        (kind === 'unique' ? unique : lists).push([w.collection.name, index, key, w.id]);
-      }
-    }
-    const column = <X>(rows: X[][], at: number): X[] => rows.map((row) => row[at]!);
-    const rows = await client.query<{ seqs: string[] }>({
-      name: 'hx_write',
-      text: `SELECT hx_write($1, $2, $3, $4::json[], $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-        $17, $18::json[]) AS seqs`,
-      values: [
-        txIdOf(t),
-        upserts.map((w) => w.collection.name),
-        upserts.map((w) => w.id),
-        upserts.map((w) => JSON.stringify(w.data)),
-        removals.map((w) => w.collection.name),
-        removals.map((w) => w.id),
-        rekeyed.map((w) => w.collection.name),
-        rekeyed.map((w) => w.id),
-        ...[0, 1, 2, 3].map((at) => column(unique, at)),
-        ...[0, 1, 2, 3].map((at) => column(lists, at)),
-        t.appends.map((a) => a.log.name),
-        t.appends.map((a) => JSON.stringify(a.entry)),
-      ],
-    });
-    return (rows.rows[0]?.seqs ?? []).map(Number);
-  }
-
   /**
    * Tells other hosts what a commit changed: the records and logs of every commit of this turn of the event loop,
    * in one NOTIFY sent after them (outside them, so commits never wait for each other's announcements). One lost
@@ -548,33 +581,64 @@ export class PgStore implements HostStore {
   }
 
   /**
-   * COMMIT, and the connection goes back to the pool. When its answer is lost (the connection broke, or no answer
-   * in time) nobody is told anything until the transaction's row in hx_tx_done says whether it happened.
+   * Commits `t` (with whatever other commits of this host are waiting: PgCommitBatch): its entries' numbers, or
+   * null when something it read changed (nothing written).
    */
-  async #commit(client: pg.PoolClient, t: PgTransaction): Promise<void> {
+  async #commit(t: PgTransaction): Promise<number[] | null> {
+    let answer;
     try {
-      await client.query('COMMIT');
+      answer = await this.#commits.commit({ id: txIdOf(t), reads: t.reads, w: writeValues(t) });
     } catch (error) {
-      if (!isConnectionError(error) || !t.writesSomething) {
-        // PostgreSQL refused it (a serialization failure found at commit): rolled back, nothing happened.
-        client.release(isConnectionError(error));
+      // PostgreSQL refused this commit's statement: nothing happened (a deadlock runs it again).
+      if (classifyPgError(error) === 'retry') return null;
+      throw failure(error);
+    }
+    if (answer instanceof Error) throw failure(answer);
+    return answer;
+  }
+
+  /** One statement for several commits; a lost answer is settled, commit by commit, before anyone hears. */
+  async #sendCommits(items: readonly CommitItem[]): Promise<CommitAnswer[]> {
+    const client = await this.#connect().catch((error: unknown) => {
+      throw new StorageUnavailableError(error);
+    });
+    try {
+      const rows = await client.query<{ answers: Array<number[] | null> }>({
+        name: 'hx_commit_batch',
+        text: `SELECT hx_commit_batch(${Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ')}) AS answers`,
+        values: batchValues(items),
+      });
+      client.release();
+      return (rows.rows[0]?.answers ?? []).map((seqs) => seqs?.map(Number) ?? null);
+    } catch (error) {
+      if (!isConnectionError(error)) {
+        client.release();
         throw error;
       }
       const backend = (client as unknown as { processID?: number }).processID ?? null;
       client.release(true);
-      if (!(await this.#settle(txIdOf(t), backend))) throw new StorageUnavailableError(error);
-      this.logger.warn({ err: error }, 'the answer to a commit was lost; it had committed');
-      return;
+      return Promise.all(items.map((item) => this.#settled(item.id, backend, error)));
     }
-    client.release();
+  }
+
+  /** The answer of a commit whose statement's answer was lost: what its hx_tx_done row says. */
+  async #settled(txId: string, backend: number | null, lost: unknown): Promise<CommitAnswer> {
+    try {
+      const seqs = await this.#settle(txId, backend);
+      if (!seqs) return new StorageUnavailableError(lost);
+      this.logger.warn({ err: lost }, 'the answer to a commit was lost; it had committed');
+      return seqs;
+    } catch (error) {
+      return error instanceof Error ? error : new StorageUnavailableError(error);
+    }
   }
 
   /**
-   * Whether transaction `txId` committed: once the connection that sent its COMMIT is gone (PostgreSQL finished
-   * it one way or the other), its hx_tx_done row tells. Tried until `settleTimeoutMs`; after that the outcome is
-   * reported unknown (StorageUnavailableError saying so).
+   * Whether transaction `txId` committed (its entries' numbers) or not (null): once the connection that sent it
+   * is gone (PostgreSQL finished it one way or the other), its hx_tx_done row tells. Tried until
+   * `settleTimeoutMs`; after that the outcome is reported unknown (StorageUnavailableError saying so).
    */
-  async #settle(txId: string, backend: number | null): Promise<boolean> {
+  async #settle(txId: string, backend: number | null): Promise<number[] | null> {
     const until = Date.now() + this.settleTimeoutMs;
     while (Date.now() < until && !this.#closed) {
       try {
@@ -585,8 +649,11 @@ export class PgStore implements HostStore {
             continue;
           }
         }
-        const found = await this.pool.query('SELECT 1 FROM hx_tx_done WHERE id = $1', [txId]);
-        return found.rows.length > 0;
+        const found = await this.pool.query<{ seqs: string[] | null }>(
+          'SELECT seqs FROM hx_tx_done WHERE id = $1',
+          [txId],
+        );
+        return found.rows[0] ? (found.rows[0].seqs ?? []).map(Number) : null;
       } catch {
         await pause(250);
       }
@@ -789,6 +856,40 @@ function keysMayChange(t: PgTransaction, w: Write): boolean {
       .sort()
       .join('\u0001');
   return keys(before) !== keys(w.data);
+}
+
+/** What hx_write takes after the transaction id, by name: its records, keys and entries. */
+function writeValues(t: PgTransaction): WriteSet {
+  const upserts = [...t.writes.values()].filter((w) => w.data !== null);
+  const removals = [...t.writes.values()].filter((w) => w.data === null);
+  const rekeyed = upserts.filter((w) => keysMayChange(t, w));
+  const unique: Array<[string, string, string, string]> = [];
+  const lists: Array<[string, string, string, string]> = [];
+  for (const w of rekeyed) {
+    for (const { kind, index, key } of w.collection.keysOf(w.data)) {
+      (kind === 'unique' ? unique : lists).push([w.collection.name, index, key, w.id]);
+    }
+  }
+  const column = <X>(rows: X[][], at: number): X[] => rows.map((row) => row[at]!);
+  return {
+    u_c: upserts.map((w) => w.collection.name),
+    u_i: upserts.map((w) => w.id),
+    u_d: upserts.map((w) => JSON.stringify(w.data)),
+    r_c: removals.map((w) => w.collection.name),
+    r_i: removals.map((w) => w.id),
+    kr_c: rekeyed.map((w) => w.collection.name),
+    kr_i: rekeyed.map((w) => w.id),
+    k_c: column(unique, 0),
+    k_x: column(unique, 1),
+    k_k: column(unique, 2),
+    k_i: column(unique, 3),
+    l_c: column(lists, 0),
+    l_x: column(lists, 1),
+    l_k: column(lists, 2),
+    l_i: column(lists, 3),
+    e_l: t.appends.map((a) => a.log.name),
+    e_d: t.appends.map((a) => JSON.stringify(a.entry)),
+  };
 }
 
 /** Connections that already carry the store's error listener. */

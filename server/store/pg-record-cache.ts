@@ -70,6 +70,14 @@ export class PgRecordCache {
     this.#records.set(key, entry);
   }
 
+  /**
+   * The record as this host last read it, without asking PostgreSQL: possibly changed since. Only for a
+   * transaction, whose commit checks the version (and runs again when it changed).
+   */
+  peek(collection: string, id: string): Versioned | undefined {
+    return this.#records.get(`${collection}/${id}`);
+  }
+
   /** A record changed (written here, or announced by another host): no use keeping it. */
   forget(collection: string, id: string): void {
     this.#records.delete(`${collection}/${id}`);

@@ -225,6 +225,8 @@ class PgTransaction implements Tx {
   readonly appends: Array<{ log: PgLog<{ seq: number }, unknown>; entry: { seq: number } }> = [];
   readonly effects: Array<() => void> = [];
   done = false;
+  /** Whether a record was read from this host's cache: what it read is then checked even when it writes nothing. */
+  unconfirmed = false;
 
   constructor(private readonly store: PgStore) {}
 
@@ -239,7 +241,10 @@ class PgTransaction implements Tx {
       this.#live();
       const k = key(id);
       if (!this.writes.has(k) && !this.seen.has(k)) {
-        const found = (await this.store.readVersioned(name, [id])).get(id);
+        // As this host last read it when it has it (the commit checks its version), else from PostgreSQL.
+        const kept = this.store.peek(name, id);
+        if (kept) this.unconfirmed = true;
+        const found = kept ?? (await this.store.readVersioned(name, [id])).get(id);
         this.#live();
         // The first read of a record is the one checked at commit (another may have landed meanwhile).
         if (!this.seen.has(k)) {
@@ -335,6 +340,11 @@ class PgTransaction implements Tx {
   /** How many things were read: one alone needs no check (a single read is consistent with itself). */
   get readCount(): number {
     return this.#versions.size + this.#keys.size + this.#lists.size;
+  }
+
+  /** The records read, as collection and id. */
+  get recordsRead(): Array<[string, string]> {
+    return [...this.#versions.values()].map(([collection, id]) => [collection, id]);
   }
 }
 
@@ -454,6 +464,11 @@ export class PgStore implements HostStore {
     return found;
   }
 
+  /** A record as this host last read it (see PgRecordCache.peek). */
+  peek(collection: string, id: string): Versioned | undefined {
+    return this.#cache.peek(collection, id);
+  }
+
   /** As `read`, with each record's version. */
   async readVersioned(collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
     try {
@@ -500,8 +515,11 @@ export class PgStore implements HostStore {
       t.done = true;
     }
     const seqs = t.writesSomething ? await this.#commit(t) : (await this.#readsHold(t)) ? [] : null;
-    // Something it read changed before it committed: nothing was written; it runs again on what is there now.
-    if (seqs === null) return null;
+    if (seqs === null) {
+      // Something it read changed before it committed: nothing was written; it runs again on what is there now.
+      for (const [collection, id] of t.recordsRead) this.#cache.forget(collection, id);
+      return null;
+    }
     t.appends.forEach((a, i) => (a.entry.seq = seqs[i] ?? a.entry.seq));
     await this.#committed(t);
     return { result };
@@ -517,9 +535,12 @@ export class PgStore implements HostStore {
     return turn;
   }
 
-  /** A read-only transaction's answer holds when everything it read is still so (checked in one snapshot). */
+  /**
+   * A read-only transaction's answer holds when everything it read is still so (checked in one snapshot). One
+   * read alone is consistent with itself, unless it came from this host's cache.
+   */
   async #readsHold(t: PgTransaction): Promise<boolean> {
-    if (t.readCount <= 1) return true;
+    if (t.readCount <= 1 && !t.unconfirmed) return true;
     const rows = await this.query<{ ok: boolean }>(
       'SELECT hx_reads_hold($1::jsonb) AS ok',
       [JSON.stringify(t.reads)],

@@ -13,6 +13,8 @@ import type { PgStore } from './pg-store.js';
 
 /** Targets whose requests past the bound are deleted at most this often (a few extra rows meanwhile are harmless). */
 const PRUNE_EVERY_MS = 10_000;
+/** The shortest time between two inserts of one host (ms): what a sender may wait more for "sent" under load. */
+const INSERT_GAP_MS = 5;
 /** Requests per statement when a folder's history moves into the database. */
 const IMPORT_BATCH = 5000;
 
@@ -78,6 +80,8 @@ export class PgInviteHistory implements InviteHistory {
   readonly #inFlight = new InvitesInFlight();
   #next: { columns: Columns; saved: Promise<void> } | null = null;
   #writing: Promise<void> = Promise.resolve();
+  /** When the last insert was sent (ms). */
+  #sentAt = 0;
   /** Targets this host added requests for since the last prune. */
   #touched = new Set<string>();
   #prunedAt = 0;
@@ -95,7 +99,12 @@ export class PgInviteHistory implements InviteHistory {
     if (!this.#next) {
       const columns: Columns = [[], [], [], [], [], [], []];
       const saved = this.#writing.then(async () => {
+        // Under load, statements at most every INSERT_GAP_MS: each host then sends about as many whatever its
+        // share of the load (more hosts, not more statements); a request alone goes at once.
+        const wait = this.#sentAt + INSERT_GAP_MS - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         this.#next = null;
+        this.#sentAt = Date.now();
         await this.store.writeIdempotent(INSERT, columns, 'hx_invite_insert');
       });
       this.#next = { columns, saved };

@@ -41,7 +41,14 @@ export interface CommitItem {
  * What became of one commit: its history entries' numbers; null when something it read had changed (nothing
  * written: it runs again); or why it failed (refused by PostgreSQL, or its outcome could not be learned).
  */
-export type CommitAnswer = number[] | null | Error;
+export type CommitAnswer = Committed | null | Error;
+
+/** A commit that happened: its history entries' numbers, and the versions its records have now (by collection
+ * and id, chr(31) between them; absent when its answer was lost and had to be settled). */
+export interface Committed {
+  seqs: number[];
+  versions: Record<string, string>;
+}
 
 /**
  * Sends commits (one statement for all of them) and answers each, a lost answer settled first; rejects only when

@@ -288,7 +288,8 @@ PG_MIGRATIONS.push({
     -- in one order for every caller (the records read or written, then the keys read or changed, then the
     -- histories appended to), so two commits never wait for each other in a circle. Each whose reads still hold
     -- is then written, all in a few statements. Per transaction the answer is its entries' numbers, or null when
-    -- what it read changed (nothing written: the caller runs it again). What a commit checked cannot change before
+    -- what it read changed (nothing written: the caller runs it again); with the answers, the new version of
+    -- each record written, by collection and id (chr(31) between them). What a commit checked cannot change before
     -- it has written: commits are serializable without a snapshot held across the transaction.
     CREATE FUNCTION hx_commit_batch(
       n int, tx_ids text[],
@@ -306,6 +307,7 @@ PG_MIGRATIONS.push({
       sep text := chr(31);
       failed int[];
       answers jsonb;
+      versions jsonb;
       j int;
       entry_seq bigint;
       log_name text;
@@ -349,10 +351,13 @@ PG_MIGRATIONS.push({
         SELECT c, i FROM unnest(kr_t || r_t, kr_c || r_c, kr_i || r_i) AS x(t, c, i) WHERE t <> ALL (failed));
       DELETE FROM hx_records WHERE (collection, id) IN (
         SELECT c, i FROM unnest(r_t, r_c, r_i) AS x(t, c, i) WHERE t <> ALL (failed));
-      INSERT INTO hx_records (collection, id, version, data)
-        SELECT c, i, nextval('hx_version_seq'), d FROM unnest(u_t, u_c, u_i, u_d) AS x(t, c, i, d)
-         WHERE t <> ALL (failed)
-        ON CONFLICT (collection, id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data;
+      WITH written AS (
+        INSERT INTO hx_records (collection, id, version, data)
+          SELECT c, i, nextval('hx_version_seq'), d FROM unnest(u_t, u_c, u_i, u_d) AS x(t, c, i, d)
+           WHERE t <> ALL (failed)
+          ON CONFLICT (collection, id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data
+          RETURNING collection, id, version)
+      SELECT coalesce(jsonb_object_agg(collection || sep || id, version), '{}') INTO versions FROM written;
       INSERT INTO hx_keys (collection, idx, key, id)
         SELECT c, ix, k, i FROM unnest(k_t, k_c, k_x, k_k, k_i) AS x(t, c, ix, k, i) WHERE t <> ALL (failed)
         ON CONFLICT (collection, idx, key) DO UPDATE SET id = EXCLUDED.id;
@@ -371,7 +376,7 @@ PG_MIGRATIONS.push({
       UPDATE hx_tx_done SET seqs = ARRAY(SELECT jsonb_array_elements_text(answers->(t - 1))::bigint)
         FROM (SELECT DISTINCT t FROM unnest(e_t) AS t WHERE t <> ALL (failed)) AS x
        WHERE hx_tx_done.id = tx_ids[x.t];
-      RETURN answers;
+      RETURN jsonb_build_object('answers', answers, 'versions', versions);
     END
     $$;
   `,

@@ -78,6 +78,11 @@ export class PgRecordCache {
     return this.#records.get(`${collection}/${id}`);
   }
 
+  /** A record this host just wrote, with its new version (frozen). */
+  keep(collection: string, id: string, entry: Versioned): void {
+    this.#remember(`${collection}/${id}`, entry);
+  }
+
   /** A record changed (written here, or announced by another host): no use keeping it. */
   forget(collection: string, id: string): void {
     this.#records.delete(`${collection}/${id}`);

@@ -12,6 +12,7 @@ import {
   batchValues,
   PgCommitBatch,
   type CommitAnswer,
+  type Committed,
   type CommitItem,
   type ReadSet,
   type WriteSet,
@@ -514,14 +515,18 @@ export class PgStore implements HostStore {
     } finally {
       t.done = true;
     }
-    const seqs = t.writesSomething ? await this.#commit(t) : (await this.#readsHold(t)) ? [] : null;
-    if (seqs === null) {
+    const done = t.writesSomething
+      ? await this.#commit(t)
+      : (await this.#readsHold(t))
+        ? { seqs: [], versions: {} }
+        : null;
+    if (done === null) {
       // Something it read changed before it committed: nothing was written; it runs again on what is there now.
       for (const [collection, id] of t.recordsRead) this.#cache.forget(collection, id);
       return null;
     }
-    t.appends.forEach((a, i) => (a.entry.seq = seqs[i] ?? a.entry.seq));
-    await this.#committed(t);
+    t.appends.forEach((a, i) => (a.entry.seq = done.seqs[i] ?? a.entry.seq));
+    await this.#committed(t, done.versions);
     return { result };
   }
 
@@ -605,7 +610,7 @@ export class PgStore implements HostStore {
    * Commits `t` (with whatever other commits of this host are waiting: PgCommitBatch): its entries' numbers, or
    * null when something it read changed (nothing written).
    */
-  async #commit(t: PgTransaction): Promise<number[] | null> {
+  async #commit(t: PgTransaction): Promise<Committed | null> {
     let answer;
     try {
       answer = await this.#commits.commit({ id: txIdOf(t), reads: t.reads, w: writeValues(t) });
@@ -624,13 +629,17 @@ export class PgStore implements HostStore {
       throw new StorageUnavailableError(error);
     });
     try {
-      const rows = await client.query<{ answers: Array<number[] | null> }>({
+      const rows = await client.query<{
+        out: { answers: Array<number[] | null>; versions: Record<string, string> };
+      }>({
         name: 'hx_commit_batch',
-        text: `SELECT hx_commit_batch(${Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ')}) AS answers`,
+        text: `SELECT hx_commit_batch(${Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ')}) AS out`,
         values: batchValues(items),
       });
       client.release();
-      return (rows.rows[0]?.answers ?? []).map((seqs) => seqs?.map(Number) ?? null);
+      const out = rows.rows[0]?.out;
+      const versions = out?.versions ?? {};
+      return (out?.answers ?? []).map((seqs) => (seqs ? { seqs: seqs.map(Number), versions } : null));
     } catch (error) {
       if (!isConnectionError(error)) {
         client.release();
@@ -648,7 +657,7 @@ export class PgStore implements HostStore {
       const seqs = await this.#settle(txId, backend);
       if (!seqs) return new StorageUnavailableError(lost);
       this.logger.warn({ err: lost }, 'the answer to a commit was lost; it had committed');
-      return seqs;
+      return { seqs, versions: {} };
     } catch (error) {
       return error instanceof Error ? error : new StorageUnavailableError(error);
     }
@@ -686,9 +695,14 @@ export class PgStore implements HostStore {
   }
 
   /** After COMMIT: other hosts told, watchers told, effects run. */
-  async #committed(t: PgTransaction): Promise<void> {
+  async #committed(t: PgTransaction, versions: Record<string, string>): Promise<void> {
     if (t.writes.size > 0) this.#announce(t);
-    for (const w of t.writes.values()) this.#cache.forget(w.collection.name, w.id);
+    for (const w of t.writes.values()) {
+      // What this host just wrote is what it keeps (its next read of it then brings only the version back).
+      const version = w.data === null ? undefined : versions[`${w.collection.name}\u001f${w.id}`];
+      if (version === undefined) this.#cache.forget(w.collection.name, w.id);
+      else this.#cache.keep(w.collection.name, w.id, { version: String(version), data: w.data });
+    }
     for (const w of t.writes.values()) this.#tell(w.collection.name, w.id, false);
     for (const effect of t.effects) effect();
   }

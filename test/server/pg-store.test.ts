@@ -102,6 +102,35 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(new Set(counter.list).size).toBe(20);
   });
 
+  it('checks a record a transaction took from the cache: one changed unannounced runs it again on the new one', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1 }));
+    expect(await a.collection<Doc>('things').get('x')).toEqual({ n: 1 });
+    // Another host's change whose announcement never came: the cache still holds { n: 1 }.
+    await queryAt(
+      url,
+      `UPDATE hx_records SET data = '{"n":10}', version = nextval('hx_version_seq') WHERE id = 'x'`,
+    );
+    let runs = 0;
+    const seen = await a.tx(async (t) => {
+      runs++;
+      return (await t.repo<Doc>('things').get('x'))!.n;
+    });
+    expect(seen).toBe(10);
+    expect(runs).toBe(2);
+    await queryAt(
+      url,
+      `UPDATE hx_records SET data = '{"n":20}', version = nextval('hx_version_seq') WHERE id = 'x'`,
+    );
+    await a.tx(async (t) =>
+      t.repo<Doc>('things').update('x', (draft) => {
+        draft.n += 1;
+      }),
+    );
+    expect(await a.collection<Doc>('things').get('x')).toEqual({ n: 21 });
+  });
+
   it('commits transactions waiting together in one statement, each on its own: a refused one fails alone', async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);

@@ -8,7 +8,7 @@ export interface ReadSet {
   l: Array<[string, string, string, string[]]>;
 }
 
-/** hx_write's arrays by name: records (u_ upserts, r_ removals, kr_ rekeyed), keys (k_, l_), entries (e_). */
+/** What a transaction writes, by name: records (u_ upserts, r_ removals, kr_ rekeyed), keys (k_, l_), entries (e_). */
 export type WriteSet = Record<
   | 'u_c'
   | 'u_i'

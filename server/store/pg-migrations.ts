@@ -252,6 +252,9 @@ PG_MIGRATIONS.push({
   sql: `
     -- A commit whose answer was lost is settled by its row here: the numbers of its history entries come with it.
     ALTER TABLE hx_tx_done ADD COLUMN seqs bigint[];
+    -- Commits go through hx_commit_batch below.
+    DROP FUNCTION hx_write(text, text[], text[], json[], text[], text[], text[], text[], text[], text[], text[],
+      text[], text[], text[], text[], text[], text[], json[]);
     -- Takes the transaction-scoped advisory locks named (records, keys), in one order for every caller, so two
     -- commits never wait for each other in a circle. Names are hashed with the schema's name.
     CREATE FUNCTION hx_lock(names text[]) RETURNS void LANGUAGE plpgsql AS $$
@@ -283,7 +286,7 @@ PG_MIGRATIONS.push({
     $$;
     -- Transactions of one host, committed together (one flush of the log for all). They are numbered 1..n; each
     -- row of the arrays names its transaction (*_t): the records (rr_), unique keys (rk_) and list keys (rl_) it
-    -- read, as hx_reads_hold checks them, then what it writes, as hx_write takes it. None of them reads or writes
+    -- read, as hx_reads_hold checks them, then what it writes, as hx_write took it. None of them reads or writes
     -- what another of them writes (the host holds such a one back). First every lock any of them needs is taken,
     -- in one order for every caller (the records read or written, then the keys read or changed, then the
     -- histories appended to), so two commits never wait for each other in a circle. Each whose reads still hold

@@ -21,45 +21,35 @@ export class PgRecordCache {
 
   /**
    * The records of `ids` in `collection` that exist, by id, with their versions: one round trip whatever is
-   * cached.
+   * cached. PostgreSQL answers only for the records whose version is not the one this host holds (changed, or
+   * gone): a record read again unchanged costs no row.
    */
   async read(client: pg.Pool, collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
     // As asked: the entries may change while the query runs (other reads, a commit forgetting one).
     const asked = new Map(ids.map((id) => [id, this.#records.get(`${collection}/${id}`)]));
-    const versions = ids.map((id) => asked.get(id)?.version ?? '0');
-    // One record (most reads) by its key alone: the plainest plan for PostgreSQL.
-    const rows = await client.query<{ id: string; version: string; data: unknown }>(
-      ids.length === 1
-        ? {
-            name: 'hx_read_one',
-            text: `SELECT id, version, CASE WHEN version = $3 THEN NULL ELSE data END AS data
-                     FROM hx_records WHERE collection = $1 AND id = $2`,
-            values: [collection, ids[0], versions[0]],
-          }
-        : {
-            name: 'hx_read',
-            text: `SELECT r.id, r.version, CASE WHEN r.version = c.v THEN NULL ELSE r.data END AS data
-                     FROM unnest($2::text[], $3::bigint[]) AS c(id, v)
-                     JOIN hx_records r ON r.collection = $1 AND r.id = c.id`,
-            values: [collection, ids, versions],
-          },
-    );
+    const rows = await client.query<{ id: string; version: string | null; data: unknown }>({
+      name: 'hx_read_changed',
+      text: `SELECT c.id, r.version, r.data FROM unnest($2::text[], $3::bigint[]) AS c(id, v)
+               LEFT JOIN hx_records r ON r.collection = $1 AND r.id = c.id
+              WHERE r.version IS DISTINCT FROM c.v`,
+      values: [collection, [...asked.keys()], [...asked.values()].map((entry) => entry?.version ?? '0')],
+    });
+    const changed = new Map(rows.rows.map((row) => [row.id, row]));
     const found = new Map<string, Versioned>();
-    for (const row of rows.rows) {
-      const key = `${collection}/${row.id}`;
-      const cached = asked.get(row.id);
-      if (row.data === null && cached?.version === row.version) {
-        // Used again: it moves to the back of the line (unless it changed meanwhile).
-        if (this.#records.get(key) === cached) {
-          this.#records.delete(key);
-          this.#records.set(key, cached);
-        }
-        found.set(row.id, cached);
-        continue;
+    for (const [id, cached] of asked) {
+      const key = `${collection}/${id}`;
+      const row = changed.get(id);
+      if (!row && cached) {
+        // Unchanged, used again: it moves to the back of the line (unless it changed meanwhile).
+        if (this.#records.get(key) === cached) this.#remember(key, cached);
+        found.set(id, cached);
+      } else if (row?.version) {
+        const entry = { version: row.version, data: freeze(row.data, true) };
+        this.#remember(key, entry);
+        found.set(id, entry);
+      } else if (cached && this.#records.get(key) === cached) {
+        this.#records.delete(key);
       }
-      const entry = { version: row.version, data: freeze(row.data, true) };
-      this.#remember(key, entry);
-      found.set(row.id, entry);
     }
     return found;
   }

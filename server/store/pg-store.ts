@@ -184,7 +184,7 @@ export class PgCollection<T> implements ReadCollection<T> {
     this.indexes.set(index, { kind: 'list', keysOf });
   }
 
-  /** @internal: the keys a record has in each index, for hx_write. */
+  /** @internal: the keys a record has in each index, for hx_commit_batch. */
   keysOf(data: T): Array<{ kind: 'unique' | 'list'; index: string; key: string }> {
     const keys: Array<{ kind: 'unique' | 'list'; index: string; key: string }> = [];
     for (const [index, def] of this.indexes)
@@ -893,7 +893,7 @@ function keysMayChange(t: PgTransaction, w: Write): boolean {
   return keys(before) !== keys(w.data);
 }
 
-/** What hx_write takes after the transaction id, by name: its records, keys and entries. */
+/** What a transaction writes, as hx_commit_batch takes it: its records, keys and entries. */
 function writeValues(t: PgTransaction): WriteSet {
   const upserts = [...t.writes.values()].filter((w) => w.data !== null);
   const removals = [...t.writes.values()].filter((w) => w.data === null);

@@ -4,6 +4,13 @@ import type pg from 'pg';
 /** Records a host keeps (frozen, with their versions); the oldest used goes first past this many. */
 const CACHE_MAX = 20_000;
 
+/** A row of a read: a record's version and data (version null: no such record). */
+interface Row {
+  id: string;
+  version: string | null;
+  data: unknown;
+}
+
 /** A record as stored: its data (frozen) and the version of the write that made it. */
 export interface Versioned {
   version: string;
@@ -27,14 +34,11 @@ export class PgRecordCache {
   async read(client: pg.Pool, collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
     // As asked: the entries may change while the query runs (other reads, a commit forgetting one).
     const asked = new Map(ids.map((id) => [id, this.#records.get(`${collection}/${id}`)]));
-    const rows = await client.query<{ id: string; version: string | null; data: unknown }>({
-      name: 'hx_read_changed',
-      text: `SELECT c.id, r.version, r.data FROM unnest($2::text[], $3::bigint[]) AS c(id, v)
-               LEFT JOIN hx_records r ON r.collection = $1 AND r.id = c.id
-              WHERE r.version IS DISTINCT FROM c.v`,
-      values: [collection, [...asked.keys()], [...asked.values()].map((entry) => entry?.version ?? '0')],
-    });
-    const changed = new Map(rows.rows.map((row) => [row.id, row]));
+    const versions = [...asked.values()].map((entry) => entry?.version ?? '0');
+    const changed =
+      ids.length === 1
+        ? await this.#readOne(client, collection, ids[0]!, versions[0]!)
+        : await this.#readChanged(client, collection, [...asked.keys()], versions);
     const found = new Map<string, Versioned>();
     for (const [id, cached] of asked) {
       const key = `${collection}/${id}`;
@@ -52,6 +56,41 @@ export class PgRecordCache {
       }
     }
     return found;
+  }
+
+  /** One record (most reads under light load) by its key alone, the plainest plan: as #readChanged answers. */
+  async #readOne(
+    client: pg.Pool,
+    collection: string,
+    id: string,
+    version: string,
+  ): Promise<Map<string, Row>> {
+    const rows = await client.query<Row>({
+      name: 'hx_read_one',
+      text: `SELECT id, version, CASE WHEN version = $3 THEN NULL ELSE data END AS data
+               FROM hx_records WHERE collection = $1 AND id = $2`,
+      values: [collection, id, version],
+    });
+    const row = rows.rows[0];
+    if (!row) return new Map([[id, { id, version: null, data: null }]]);
+    return row.version === version ? new Map() : new Map([[id, row]]);
+  }
+
+  /** The rows of the records whose version is not the one given (changed; version null: gone), by id. */
+  async #readChanged(
+    client: pg.Pool,
+    collection: string,
+    ids: string[],
+    versions: string[],
+  ): Promise<Map<string, Row>> {
+    const rows = await client.query<Row>({
+      name: 'hx_read_changed',
+      text: `SELECT c.id, r.version, r.data FROM unnest($2::text[], $3::bigint[]) AS c(id, v)
+               LEFT JOIN hx_records r ON r.collection = $1 AND r.id = c.id
+              WHERE r.version IS DISTINCT FROM c.v`,
+      values: [collection, ids, versions],
+    });
+    return new Map(rows.rows.map((row) => [row.id, row]));
   }
 
   #remember(key: string, entry: Versioned): void {

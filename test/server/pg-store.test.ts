@@ -27,6 +27,20 @@ async function openStore(url: string): Promise<PgStore> {
   return store;
 }
 
+/** Makes the database refuse record `id` when the statement writing it ends (a deferred constraint trigger). */
+async function refuseAtCommit(url: string, id: string): Promise<void> {
+  await queryAt(
+    url,
+    `CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN IF NEW.id = '${id}' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`,
+  );
+  await queryAt(
+    url,
+    `CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
+     FOR EACH ROW EXECUTE FUNCTION refuse_late()`,
+  );
+}
+
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close().catch(() => undefined);
   await dropSchemas();
@@ -134,17 +148,8 @@ describe('PostgreSQL store: several processes on one database', () => {
   it('commits transactions waiting together in one statement, each on its own: a refused one fails alone', async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
-    await queryAt(
-      url,
-      `CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN IF NEW.id = 'late' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`,
-    );
     // Checked only at the end of the statement: the whole statement of a batch fails.
-    await queryAt(
-      url,
-      `CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
-       FOR EACH ROW EXECUTE FUNCTION refuse_late()`,
-    );
+    await refuseAtCommit(url, 'late');
     const ids = Array.from({ length: 12 }, (_, i) => (i === 5 ? 'late' : `fine${i}`));
     const outcomes = await Promise.allSettled(
       ids.map((id, i) =>
@@ -346,16 +351,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
     // Checked only at COMMIT (a deferred constraint trigger): the statements succeed, the commit fails.
-    await queryAt(
-      url,
-      `CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN IF NEW.id = 'late' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`,
-    );
-    await queryAt(
-      url,
-      `CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
-       FOR EACH ROW EXECUTE FUNCTION refuse_late()`,
-    );
+    await refuseAtCommit(url, 'late');
     await expect(a.tx((t) => t.repo<Doc>('things').put('late', { n: 1 }))).rejects.toThrow(
       /refused at commit/,
     );

@@ -62,8 +62,8 @@ export interface GameServerNotifier {
 export interface HostEventMap {
   /** A user's tokens were revoked or refused from now on (logout of all, ban, warn, password change). */
   tokensRevoked: [{ userId: string; /** announced by another host (server/cluster) */ remote?: boolean }];
-  /** A user's Bio changed (status, text...). */
-  bioUpdated: [{ userId: string }];
+  /** A user's Bio changed (status, text...): the user as that change committed them. */
+  bioUpdated: [{ userId: string; user: StoredUser }];
   /** The social graph between two users changed. */
   socialChanged: [{ userIds: string[] }];
   /** One social action committed: `actorId` did `action` to `targetId` (server/socket/social-push.ts tells both). */

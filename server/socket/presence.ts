@@ -1,13 +1,22 @@
 import { Status } from '../protocol/enums.js';
 import { ServerMessage } from '../protocol/socket.js';
+import type { StoredUser } from '../store/users.js';
 import type { Connection } from './connection.js';
 import { background, type SocketContext } from './socket-context.js';
 
-/** Tells the user's friends their status; `localOnly`: only those on this process (see hub.onRemoteOffline). */
-export async function friendStatus(ctx: SocketContext, userId: string, localOnly = false): Promise<void> {
+/**
+ * Tells the user's friends their status: the user as just committed or verified, or (an id) as stored now;
+ * `localOnly`: only those on this process (see hub.onRemoteOffline).
+ */
+export async function friendStatus(
+  ctx: SocketContext,
+  who: string | StoredUser,
+  localOnly = false,
+): Promise<void> {
   const { users, hub } = ctx.deps;
-  const user = await users.get(userId);
+  const user = typeof who === 'string' ? await users.get(who) : who;
   if (!user) return;
+  const userId = user.Id;
   const result = {
     userId,
     Status: hub.isConnected(userId) ? user.Bio.Status : Status.Offline,

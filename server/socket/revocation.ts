@@ -1,4 +1,5 @@
 import { RevokedReason } from '../protocol/socket.js';
+import type { StoredUser } from '../store/users.js';
 import { closeSocket, CloseCode, type Connection } from './connection.js';
 import { friendStatus } from './presence.js';
 import { background, type SocketContext } from './socket-context.js';
@@ -32,8 +33,8 @@ export function followHostEvents(ctx: SocketContext): () => void {
   const { events } = ctx.deps;
   const onTokensRevoked = ({ userId }: { userId: string }): void =>
     background(ctx, recheck(ctx, userId), 'closing the sockets of a signed-out user', userId);
-  const onBioUpdated = ({ userId }: { userId: string }): void =>
-    background(ctx, friendStatus(ctx, userId), 'telling friends a new status', userId);
+  const onBioUpdated = ({ user }: { user: StoredUser }): void =>
+    background(ctx, friendStatus(ctx, user), 'telling friends a new status', user.Id);
   const onGameServerTokenRevoked = ({ tokenId }: { tokenId: string }): void => {
     for (const conn of ctx.connections) {
       if (conn.gameServerTokenId === tokenId)

@@ -33,7 +33,7 @@ export async function verify(
   conn.tokenExpiresAt = expiresAt;
   const first = hub.add(user.Id, conn.out, conn.remote, user.Username);
   send(conn, ServerMessage.authenticated, { userId: user.Id });
-  if (first) await friendStatus(ctx, user.Id);
+  if (first) await friendStatus(ctx, user);
   return dispatchUser(ctx, conn, user.Id, name, envelope.args);
 }
 

@@ -50,7 +50,7 @@ export async function updateBio(
       if (Pronouns === 'remove') delete draft.Bio.Pronouns;
       else if (Pronouns !== undefined) draft.Bio.Pronouns = pronounsFromIds(Pronouns);
     });
-    t.afterCommit(() => events.emit('bioUpdated', { userId: user.Id }));
+    t.afterCommit(() => events.emit('bioUpdated', { userId: user.Id, user: updated }));
     return updated.Bio;
   });
 }

@@ -52,7 +52,8 @@ export interface Committed {
 
 /**
  * Sends commits (one statement for all of them) and answers each, a lost answer settled first; rejects only when
- * PostgreSQL refused the statement as a whole (then none of them happened).
+ * PostgreSQL refused the statement for what one of them holds (then none of them happened, and each is sent again
+ * on its own).
  */
 type Send = (items: readonly CommitItem[]) => Promise<CommitAnswer[]>;
 
@@ -113,7 +114,8 @@ export class PgCommitBatch {
         batch[0]!.reject(error);
         return;
       }
-      for (const w of batch) await this.#sendBatch([w]);
+      // Independent of each other (see Touched): side by side.
+      await Promise.all(batch.map((w) => this.#sendBatch([w])));
     }
   }
 }

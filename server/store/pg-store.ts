@@ -646,9 +646,13 @@ export class PgStore implements HostStore {
 
   /** One statement for several commits; a lost answer is settled, commit by commit, before anyone hears. */
   async #sendCommits(items: readonly CommitItem[]): Promise<CommitAnswer[]> {
-    const client = await this.#connect().catch((error: unknown) => {
-      throw new StorageUnavailableError(error);
-    });
+    let client: pg.PoolClient;
+    try {
+      client = await this.#connect();
+    } catch (error) {
+      // Nothing was sent: none of them happened.
+      return items.map(() => (error instanceof Error ? error : new StorageUnavailableError(error)));
+    }
     try {
       const rows = await client.query<{
         out: { answers: Array<number[] | null>; versions: Record<string, string> };
@@ -664,7 +668,13 @@ export class PgStore implements HostStore {
     } catch (error) {
       if (!isConnectionError(error)) {
         client.release();
-        throw error;
+        // PostgreSQL refused the statement for what one of them holds (or a row lock one of them needs is held
+        // past its limit): PgCommitBatch sends each again on its own. Else the database is unavailable (a
+        // statement past its limit, shutting down, a full disk): none of them happened, and each alone would
+        // only wait as long again.
+        const lockWait = (error as { code?: string }).code === '55P03';
+        if (lockWait || classifyPgError(error) !== 'unavailable') throw error;
+        return items.map(() => storageError(error) as Error);
       }
       const backend = (client as unknown as { processID?: number }).processID ?? null;
       client.release(true);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { StorageWriteError } from '../../server/errors.js';
+import { StorageUnavailableError, StorageWriteError } from '../../server/errors.js';
 import pg from 'pg';
 import { PG_MIGRATIONS, runMigrations } from '../../server/store/pg-migrations.js';
 import { PgStore } from '../../server/store/pg-store.js';
@@ -168,6 +168,38 @@ describe('PostgreSQL store: several processes on one database', () => {
     const history = await a.log<Entry, EntryKey>('history').query({}, 0, 20);
     expect(history.total).toBe(11);
     expect(new Set(history.entries.map((e) => e.seq)).size).toBe(11);
+  });
+
+  it('refuses a commit whose record stays locked past the limit, and commits the one sent with it', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await PgStore.open(url, SPEC, { lockTimeoutMs: 300 });
+    opened.push(a);
+    await a.tx((t) => ['first', 'stuck', 'free'].forEach((id) => t.repo<Doc>('things').put(id, { n: 0 })));
+    // Another host holds the lock of record 'stuck' (as hx_commit_batch names it) and does not let go.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query(
+      `SELECT pg_advisory_lock(hashtextextended(current_schema() || chr(31) || 'r' || chr(31) || 'things' ||
+       chr(31) || 'stuck', 0))`,
+    );
+    try {
+      const bump = (id: string) =>
+        a.tx((t) =>
+          t.repo<Doc>('things').update(id, (draft) => {
+            draft.n += 1;
+          }),
+        );
+      // 'first' goes alone; 'stuck' and 'free' wait for it and go together.
+      const [first, stuck, free] = await Promise.allSettled([bump('first'), bump('stuck'), bump('free')]);
+      expect(first.status).toBe('fulfilled');
+      expect(free.status).toBe('fulfilled');
+      expect(stuck.status).toBe('rejected');
+      expect((stuck as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
+      const docs = await a.collection<Doc>('things').getMany(['first', 'stuck', 'free']);
+      expect(docs.map((doc) => doc.n)).toEqual([1, 0, 1]);
+    } finally {
+      await holder.end();
+    }
   });
 
   it('never deadlocks or loses an update when two stores change overlapping records in any order', async () => {

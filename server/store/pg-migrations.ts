@@ -92,6 +92,9 @@ export const PG_MIGRATIONS: PgMigration[] = [
 
 /** First key of the advisory lock an append to a history takes until its commit (the second: the log's hash). */
 export const LOG_LOCK = 0x48584303;
+
+/** Records and keys past which a commit locks the whole records table (see hx_commit_batch). */
+export const BIG_COMMIT = 2000;
 /** First key of the advisory lock that builds a secondary index once (the second: its name's hash). */
 export const INDEX_LOCK = 0x48584304;
 
@@ -284,6 +287,29 @@ PG_MIGRATIONS.push({
                             WHERE collection = x->>0 AND idx = x->>1 AND key = x->>2), '{}')
                  <> coalesce((SELECT array_agg(v ORDER BY v) FROM jsonb_array_elements_text(x->3) AS v), '{}'))
     $$;
+    -- The row-by-row locks of a commit (see hx_commit_batch): the records it read or writes, then the keys it read
+    -- or changes, each set in one order for every caller.
+    CREATE FUNCTION hx_commit_locks(
+      sep text,
+      rr_c text[], rr_i text[], rk_c text[], rk_x text[], rk_k text[], rl_c text[], rl_x text[], rl_k text[],
+      u_c text[], u_i text[], r_c text[], r_i text[], kr_c text[], kr_i text[],
+      k_c text[], k_x text[], k_k text[], l_c text[], l_x text[], l_k text[]
+    ) RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM hx_lock(
+        ARRAY(SELECT 'r' || sep || c || sep || i FROM unnest(rr_c, rr_i) AS x(c, i))
+        || ARRAY(SELECT 'r' || sep || c || sep || i FROM unnest(u_c || r_c, u_i || r_i) AS x(c, i)));
+      PERFORM hx_lock(
+        ARRAY(SELECT 'k' || sep || collection || sep || idx || sep || key FROM hx_keys
+               WHERE (collection, id) IN (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i)))
+        || ARRAY(SELECT 'l' || sep || collection || sep || idx || sep || key FROM hx_list_keys
+                  WHERE (collection, id) IN (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i)))
+        || ARRAY(SELECT 'k' || sep || c || sep || x || sep || k FROM unnest(k_c || rk_c, k_x || rk_x, k_k || rk_k)
+                   AS y(c, x, k))
+        || ARRAY(SELECT 'l' || sep || c || sep || x || sep || k FROM unnest(l_c || rl_c, l_x || rl_x, l_k || rl_k)
+                   AS y(c, x, k)));
+    END
+    $$;
     -- Transactions of one host, committed together (one flush of the log for all). They are numbered 1..n; each
     -- row of the arrays names its transaction (*_t): the records (rr_), unique keys (rk_) and list keys (rl_) it
     -- read, as hx_reads_hold checks them, then what it writes, as hx_write took it. None of them reads or writes
@@ -315,18 +341,17 @@ PG_MIGRATIONS.push({
       entry_seq bigint;
       log_name text;
     BEGIN
-      PERFORM hx_lock(
-        ARRAY(SELECT 'r' || sep || c || sep || i FROM unnest(rr_c, rr_i) AS x(c, i))
-        || ARRAY(SELECT 'r' || sep || c || sep || i FROM unnest(u_c || r_c, u_i || r_i) AS x(c, i)));
-      PERFORM hx_lock(
-        ARRAY(SELECT 'k' || sep || collection || sep || idx || sep || key FROM hx_keys
-               WHERE (collection, id) IN (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i)))
-        || ARRAY(SELECT 'l' || sep || collection || sep || idx || sep || key FROM hx_list_keys
-                  WHERE (collection, id) IN (SELECT * FROM unnest(kr_c || r_c, kr_i || r_i)))
-        || ARRAY(SELECT 'k' || sep || c || sep || x || sep || k FROM unnest(k_c || rk_c, k_x || rk_x, k_k || rk_k)
-                   AS y(c, x, k))
-        || ARRAY(SELECT 'l' || sep || c || sep || x || sep || k FROM unnest(l_c || rl_c, l_x || rl_x, l_k || rl_k)
-                   AS y(c, x, k)));
+      -- A commit of more than ${BIG_COMMIT} records and keys would need more locks than PostgreSQL's lock table holds
+      -- (max_locks_per_transaction): it locks the whole table instead, waiting for the commits under way and
+      -- holding off the others (each of which takes the table's ROW EXCLUSIVE lock first, so none is halfway).
+      IF cardinality(rr_c) + cardinality(u_c) + cardinality(r_c) + 2 * cardinality(kr_c) + cardinality(k_c)
+         + cardinality(l_c) + cardinality(rk_c) + cardinality(rl_c) > ${BIG_COMMIT} THEN
+        LOCK TABLE hx_records IN SHARE ROW EXCLUSIVE MODE;
+      ELSE
+        LOCK TABLE hx_records IN ROW EXCLUSIVE MODE;
+        PERFORM hx_commit_locks(sep, rr_c, rr_i, rk_c, rk_x, rk_k, rl_c, rl_x, rl_k, u_c, u_i, r_c, r_i, kr_c,
+          kr_i, k_c, k_x, k_k, l_c, l_x, l_k);
+      END IF;
       FOR log_name IN SELECT DISTINCT l FROM unnest(e_l) AS e(l) ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock(${LOG_LOCK}, hashtext(log_name));
       END LOOP;

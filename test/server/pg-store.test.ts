@@ -170,6 +170,29 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(new Set(history.entries.map((e) => e.seq)).size).toBe(11);
   });
 
+  it('commits a transaction too large for row locks (the whole table locked instead) beside small ones', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('counter', { n: 0 }));
+    const bump = (store: PgStore) =>
+      store.tx(async (t) => {
+        const current = (await t.repo<Doc>('things').get('counter'))!;
+        await new Promise((resolve) => setImmediate(resolve));
+        t.repo<Doc>('things').put('counter', { n: current.n + 1 });
+      });
+    const big = a.tx((t) => {
+      for (let i = 0; i < 12_000; i++) t.repo<Doc>('things').put(`many${i}`, { n: i, name: `many${i}` });
+    });
+    await Promise.all([big, ...Array.from({ length: 20 }, (_, i) => bump(i % 2 ? a : b))]);
+    expect(await a.collection<Doc>('things').count()).toBe(12_001);
+    expect(await b.collection<Doc>('things').find('name', 'many11999')).toEqual({
+      n: 11_999,
+      name: 'many11999',
+    });
+    expect((await a.collection<Doc>('things').get('counter'))!.n).toBe(20);
+  });
+
   it('refuses a commit whose record stays locked past the limit, and commits the one sent with it', async () => {
     const url = await freshDatabaseUrl();
     const a = await PgStore.open(url, SPEC, { lockTimeoutMs: 300 });

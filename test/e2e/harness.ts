@@ -148,6 +148,23 @@ export async function addPeople(host: Host, people: Array<[string, Rank]>, passw
   }
 }
 
+/** The owner sets `userId`'s rank through the moderation service (as the panel would: the action is logged). */
+export async function promote(host: Host, userId: string, rank: Rank): Promise<void> {
+  const owner = (await host.server.users.byUsername(OWNER.username))!;
+  await host.server.moderation.act(owner, 'setrank', userId, { newRank: rank });
+}
+
+/** An account made through the host's own service, then (`rank`) promoted by the owner: see `promote`. */
+export async function makeMember(host: Host, username: string, password: string, rank?: Rank) {
+  const made = await host.server.accounts.createUser({
+    username,
+    password,
+    email: `${username.toLowerCase()}@example.test`,
+  });
+  if (rank !== undefined) await promote(host, made.user.Id, rank);
+  return made;
+}
+
 /** A new tab at `host`'s page `hash`, signed in; it goes into `tabs` (closed after each test). */
 export async function openSignedIn(
   browser: Browser,

@@ -9,11 +9,11 @@ import {
   launchBrowser,
   navLink,
   openTab,
-  OWNER,
   signIn,
   startHostWithOwner,
   type Host,
   type Tab,
+  makeMember,
 } from './harness.js';
 
 const PASSWORD = 'Member#Pass1';
@@ -90,18 +90,7 @@ describe('keyboard-only flows in a real browser', { timeout: 60_000 }, () => {
     await host?.stop();
   });
 
-  async function makeUser(username: string, rank?: Rank) {
-    const made = await host.server.accounts.createUser({
-      username,
-      password: PASSWORD,
-      email: `${username.toLowerCase()}@example.test`,
-    });
-    if (rank !== undefined) {
-      const owner = (await host.server.users.byUsername(OWNER.username))!;
-      await host.server.moderation.act(owner, 'setrank', made.user.Id, { newRank: rank });
-    }
-    return made;
-  }
+  const makeUser = (username: string, rank?: Rank) => makeMember(host, username, PASSWORD, rank);
 
   /** A tab in `theme`; signed in as `username` (set up with the harness) unless none is given. */
   async function open(theme: Theme, username?: string): Promise<Tab> {

@@ -5,13 +5,13 @@ import {
   chooseTheme,
   launchBrowser,
   navLink,
-  openTab,
-  OWNER,
-  signIn,
   startHostWithOwner,
   type Host,
   type Tab,
   seriousViolations,
+  makeMember,
+  openSignedIn,
+  promote,
 } from './harness.js';
 
 const PASSWORD = 'Member#Pass1';
@@ -38,20 +38,8 @@ describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
     await host?.stop();
   });
 
-  async function makeUser(username: string, rank?: Rank) {
-    const { user } = await host.server.accounts.createUser({
-      username,
-      password: PASSWORD,
-      email: `${username.toLowerCase()}@example.test`,
-    });
-    if (rank !== undefined) await promote(user.Id, rank);
-    return user;
-  }
-
-  async function promote(userId: string, rank: Rank) {
-    const owner = (await host.server.users.byUsername(OWNER.username))!;
-    await host.server.moderation.act(owner, 'setrank', userId, { newRank: rank });
-  }
+  const makeUser = async (username: string, rank?: Rank) =>
+    (await makeMember(host, username, PASSWORD, rank)).user;
 
   /** Uploads through the API as `username` (a real multipart upload). */
   async function uploadAs(username: string, name: string, meta?: { avatarMeta: string }) {
@@ -87,15 +75,7 @@ describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
       BuildPlatform: 0,
     });
 
-  async function open(username: string): Promise<Tab> {
-    const tab = await openTab(browser);
-    tab.page.setDefaultTimeout(8000);
-    tabs.push(tab);
-    await tab.page.goto(host.server.url);
-    await signIn(tab.page, username, PASSWORD);
-    await tab.page.getByTestId('signed-in-username').waitFor();
-    return tab;
-  }
+  const open = (username: string): Promise<Tab> => openSignedIn(browser, host, tabs, username, PASSWORD);
 
   async function openUser(page: Page, username: string): Promise<void> {
     await navLink(page, 'Moderation').click();
@@ -113,11 +93,11 @@ describe('moderation tools in a real browser', { timeout: 90_000 }, () => {
     expect(await navLink(pia.page, 'Moderation').count()).toBe(0);
     const user = (await host.server.users.byUsername('Pia'))!;
     const started = Date.now();
-    await promote(user.Id, Rank.Moderator);
+    await promote(host, user.Id, Rank.Moderator);
     await navLink(pia.page, 'Moderation').waitFor({ timeout: 2000 });
     expect(Date.now() - started).toBeLessThan(2000);
     // And it goes again when the rank is taken away.
-    await promote(user.Id, Rank.Registered);
+    await promote(host, user.Id, Rank.Registered);
     await navLink(pia.page, 'Moderation').waitFor({ state: 'detached', timeout: 2000 });
   });
 

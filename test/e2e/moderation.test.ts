@@ -6,12 +6,13 @@ import {
   expectSignedInAs,
   fitsViewport,
   launchBrowser,
-  openTab,
   OWNER,
   signIn,
   startHostWithOwner,
   type Host,
   type Tab,
+  makeMember,
+  openSignedIn,
 } from './harness.js';
 
 const PASSWORD = 'Member#Pass1';
@@ -40,28 +41,11 @@ describe('moderation in a real browser', () => {
   });
 
   /** An account made through the service, promoted by the owner through the moderation service. */
-  async function makeUser(username: string, rank?: Rank) {
-    const { user } = await host.server.accounts.createUser({
-      username,
-      password: PASSWORD,
-      email: `${username.toLowerCase()}@example.test`,
-    });
-    if (rank !== undefined) {
-      const owner = (await host.server.users.byUsername(OWNER.username))!;
-      await host.server.moderation.act(owner, 'setrank', user.Id, { newRank: rank });
-    }
-    return user;
-  }
+  const makeUser = async (username: string, rank?: Rank) =>
+    (await makeMember(host, username, PASSWORD, rank)).user;
 
-  async function open(username: string, password = PASSWORD): Promise<Tab> {
-    const tab = await openTab(browser);
-    tab.page.setDefaultTimeout(8000);
-    tabs.push(tab);
-    await tab.page.goto(host.server.url);
-    await signIn(tab.page, username, password);
-    await tab.page.getByTestId('signed-in-username').waitFor();
-    return tab;
-  }
+  const open = (username: string, password = PASSWORD): Promise<Tab> =>
+    openSignedIn(browser, host, tabs, username, password);
 
   /** A full-page screenshot from the top, so the sticky header is where a person sees it. */
   async function shot(page: Page, path: string): Promise<void> {

@@ -14,6 +14,7 @@ import { formatDateTime, localTimeZone } from '../../shared/time.js';
 import { Alert, Spinner } from '../../shared/ui.js';
 import { MODERATION_ACTIONS } from '../../../server/protocol/schemas.js';
 import { ACTION_LABELS, describeEntry, type LogEntry } from './moderation-model.js';
+import { LogRowMain } from './user-panel.js';
 
 /**
  * The audit log (issue 28, our addition): moderation actions and every other staff action, with filters, export
@@ -254,22 +255,14 @@ function AuditRow({ entry, onOpenTarget }: { entry: AuditEntry; onOpenTarget(use
       <time className="log-time" dateTime={new Date(entry.time * 1000).toISOString()}>
         <span>{formatDateTime(entry.time)}</span>
       </time>
-      <div className="log-main">
-        <p>
-          <span className="action-pill" data-action={entry.action}>
-            {auditLabel(entry.action)}
-          </span>{' '}
-          {userId ? (
-            <button type="button" className="link-button" onClick={() => onOpenTarget(userId)}>
-              {entry.targetName}
-            </button>
-          ) : (
-            <strong>{entry.targetName}</strong>
-          )}{' '}
-          <span className="muted">by {entry.moderatorName}</span>
-        </p>
-        {detail ? <p className="muted small breakable">{detail}</p> : null}
-      </div>
+      <LogRowMain
+        action={entry.action}
+        label={auditLabel(entry.action)}
+        targetName={entry.targetName}
+        moderatorName={entry.moderatorName}
+        detail={detail}
+        onOpenTarget={userId ? () => onOpenTarget(userId) : undefined}
+      />
     </li>
   );
 }

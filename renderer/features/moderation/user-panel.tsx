@@ -333,23 +333,51 @@ export function LogRow({
         <span>{formatPast(entry.time, now)}</span>
         <span className="muted small">{formatDateTime(entry.time)}</span>
       </time>
-      <div className="log-main">
-        <p>
-          <span className="action-pill" data-action={entry.action}>
-            {ACTION_LABELS[entry.action]}
-          </span>{' '}
-          {onOpenTarget ? (
-            <button type="button" className="link-button" onClick={onOpenTarget}>
-              {entry.targetName}
-            </button>
-          ) : (
-            <strong>{entry.targetName}</strong>
-          )}{' '}
-          <span className="muted">by {entry.moderatorName}</span>
-        </p>
-        {detail ? <p className="muted small breakable">{detail}</p> : null}
-      </div>
+      <LogRowMain
+        action={entry.action}
+        label={ACTION_LABELS[entry.action]}
+        targetName={entry.targetName}
+        moderatorName={entry.moderatorName}
+        detail={detail}
+        onOpenTarget={onOpenTarget}
+      />
     </li>
+  );
+}
+
+/** A row of the moderation log or the audit log: the action, its target (a link when it opens), who did it. */
+export function LogRowMain({
+  action,
+  label,
+  targetName,
+  moderatorName,
+  detail,
+  onOpenTarget,
+}: {
+  action: string;
+  label: string;
+  targetName: string;
+  moderatorName: string;
+  detail: string | null | undefined;
+  onOpenTarget?(): void;
+}) {
+  return (
+    <div className="log-main">
+      <p>
+        <span className="action-pill" data-action={action}>
+          {label}
+        </span>{' '}
+        {onOpenTarget ? (
+          <button type="button" className="link-button" onClick={onOpenTarget}>
+            {targetName}
+          </button>
+        ) : (
+          <strong>{targetName}</strong>
+        )}{' '}
+        <span className="muted">by {moderatorName}</span>
+      </p>
+      {detail ? <p className="muted small breakable">{detail}</p> : null}
+    </div>
   );
 }
 

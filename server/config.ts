@@ -30,6 +30,12 @@ export interface HostConfig {
      * whether it happened before it answers the client.
      */
     settleTimeoutMs: number;
+    /**
+     * While other hosts listen, how long a commit that changes records waits before it is acknowledged; each host
+     * answers reads from its cache while it has heard everything committed up to this long ago (0: every read asks
+     * PostgreSQL). At most 1000.
+     */
+    cacheLeaseMs: number;
   };
   cluster: {
     /** How often a host tells the others it is alive (and who is connected to it). */
@@ -203,6 +209,7 @@ export function defaultConfig(): HostConfig {
       statementTimeoutMs: 5000,
       lockTimeoutMs: 2000,
       settleTimeoutMs: 30_000,
+      cacheLeaseMs: 20,
     },
     cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000, commandTimeoutMs: 1000, connectTimeoutMs: 2000 },
     host: '127.0.0.1',
@@ -310,6 +317,7 @@ const CONFIG_SHAPE = {
       statementTimeoutMs: numberValue,
       lockTimeoutMs: numberValue,
       settleTimeoutMs: numberValue,
+      cacheLeaseMs: z.number().int().min(0).max(1000),
     })
     .partial(),
   cluster: z

@@ -48,6 +48,10 @@ export type CommitAnswer = Committed | null | Error;
 export interface Committed {
   seqs: number[];
   versions: Record<string, string>;
+  /** When its answer came (performance.now()). */
+  at: number;
+  /** Its announcement coming back to this host (null: none, or not known). */
+  echo: Promise<void> | null;
 }
 
 /**

@@ -21,9 +21,11 @@ export class PgListener {
 
   constructor(
     private readonly connection: pg.ClientConfig,
-    private readonly channel: string,
+    private readonly channels: readonly string[],
+    /** Names the listening connection (pg_stat_activity's application_name), so others can count it. */
+    private readonly name: string,
     private readonly handlers: {
-      onMessage: (payload: string) => void;
+      onMessage: (channel: string, payload: string) => void;
       onConnected: () => void;
       logger: StoreLogger;
     },
@@ -37,15 +39,15 @@ export class PgListener {
   }
 
   async #connect(): Promise<void> {
-    const client = new pg.Client({ ...this.connection, application_name: 'hypernex-companion-listen' });
+    const client = new pg.Client({ ...this.connection, application_name: this.name });
     client.on('notification', (message) => {
-      if (message.channel === this.channel && message.payload) this.handlers.onMessage(message.payload);
+      if (message.payload) this.handlers.onMessage(message.channel, message.payload);
     });
     client.on('error', (error) => this.#lost(client, error));
     client.on('end', () => this.#lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
+      for (const channel of this.channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -53,6 +55,17 @@ export class PgListener {
     this.#client = client;
     this.#delay = RELISTEN_MS;
     this.handlers.onConnected();
+  }
+
+  /** How many other connections named as this one are open (other hosts listening), asked on this one. */
+  async others(): Promise<number> {
+    const client = this.#client;
+    if (!client) throw new Error('not listening');
+    const rows = await client.query<{ n: string }>(
+      'SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+      [this.name],
+    );
+    return Number(rows.rows[0]?.n ?? 0);
   }
 
   /** Asks the connection a trivial question; no answer within the client's query timeout means it is gone. */

@@ -18,13 +18,34 @@ export interface Versioned {
 }
 
 /**
- * The records this host read lately, each with its version. A read still asks PostgreSQL (so it sees every change
- * any host acknowledged before it), but only for the version: the record itself comes back only when it changed.
- * That saves sending, parsing and freezing a record read again (a user with a long friend list is kilobytes),
- * never a round trip. Bounded; other hosts' announced changes and this host's own writes drop entries early.
+ * Keys a read or a commit is fetching or writing: a change heard meanwhile (`forget`) marks them, and what the
+ * read or commit then brings back is not kept (it may be older than the change).
+ */
+export class CacheFill {
+  #stale: Set<string> | 'all' = new Set();
+
+  constructor(readonly keys: ReadonlySet<string>) {}
+
+  mark(key: string | null): void {
+    if (key === null) this.#stale = 'all';
+    else if (this.#stale !== 'all') this.#stale.add(key);
+  }
+
+  stale(key: string): boolean {
+    return this.#stale === 'all' || this.#stale.has(key);
+  }
+}
+
+/**
+ * The records this host read lately, each with its version. While this host's cache lease holds (pg-lease.ts) a
+ * read is answered from here; otherwise it asks PostgreSQL, but only for the version: the record itself comes
+ * back only when it changed (that saves sending, parsing and freezing a record read again; a user with a long
+ * friend list is kilobytes). Bounded; other hosts' announced changes and this host's own writes drop entries.
  */
 export class PgRecordCache {
   readonly #records = new Map<string, Versioned>();
+  /** Reads and commits on their way (see CacheFill). */
+  readonly #fills = new Set<CacheFill>();
 
   /**
    * The records of `ids` in `collection` that exist, by id, with their versions: one round trip whatever is
@@ -35,21 +56,27 @@ export class PgRecordCache {
     // As asked: the entries may change while the query runs (other reads, a commit forgetting one).
     const asked = new Map(ids.map((id) => [id, this.#records.get(`${collection}/${id}`)]));
     const versions = [...asked.values()].map((entry) => entry?.version ?? '0');
-    const changed =
-      ids.length === 1
-        ? await this.#readOne(client, collection, ids[0]!, versions[0]!)
-        : await this.#readChanged(client, collection, [...asked.keys()], versions);
+    const fill = this.begin(ids.map((id) => `${collection}/${id}`));
+    let changed: Map<string, Row>;
+    try {
+      changed =
+        ids.length === 1
+          ? await this.#readOne(client, collection, ids[0]!, versions[0]!)
+          : await this.#readChanged(client, collection, [...asked.keys()], versions);
+    } finally {
+      this.end(fill);
+    }
     const found = new Map<string, Versioned>();
     for (const [id, cached] of asked) {
       const key = `${collection}/${id}`;
       const row = changed.get(id);
       if (!row && cached) {
         // Unchanged, used again: it moves to the back of the line (unless it changed meanwhile).
-        if (this.#records.get(key) === cached) this.#remember(key, cached);
+        if (this.#records.get(key) === cached && !fill.stale(key)) this.#remember(key, cached);
         found.set(id, cached);
       } else if (row?.version) {
         const entry = { version: row.version, data: freeze(row.data, true) };
-        this.#remember(key, entry);
+        if (!fill.stale(key)) this.#remember(key, entry);
         found.set(id, entry);
       } else if (cached && this.#records.get(key) === cached) {
         this.#records.delete(key);
@@ -100,25 +127,52 @@ export class PgRecordCache {
   }
 
   /**
-   * The record as this host last read it, without asking PostgreSQL: possibly changed since. Only for a
-   * transaction, whose commit checks the version (and runs again when it changed).
+   * The record as this host last read it, without asking PostgreSQL: current while the lease holds, else possibly
+   * changed since (then only for a transaction, whose commit checks the version).
    */
   peek(collection: string, id: string): Versioned | undefined {
     return this.#records.get(`${collection}/${id}`);
   }
 
-  /** A record this host just wrote, with its new version (frozen). */
-  keep(collection: string, id: string, entry: Versioned): void {
-    this.#remember(`${collection}/${id}`, entry);
+  /** Every record of `ids` as kept, by id, or null when one is not kept. */
+  peekAll(collection: string, ids: readonly string[]): Map<string, Versioned> | null {
+    const found = new Map<string, Versioned>();
+    for (const id of ids) {
+      const entry = this.#records.get(`${collection}/${id}`);
+      if (!entry) return null;
+      found.set(id, entry);
+    }
+    return found;
+  }
+
+  /** Starts a read or commit of `keys` (collection/id): changes heard until `end` mark them (see CacheFill). */
+  begin(keys: Iterable<string>): CacheFill {
+    const fill = new CacheFill(new Set(keys));
+    this.#fills.add(fill);
+    return fill;
+  }
+
+  end(fill: CacheFill): void {
+    this.#fills.delete(fill);
+  }
+
+  /** A record this host just wrote, with its new version (frozen), unless a change was heard meanwhile. */
+  keep(collection: string, id: string, entry: Versioned, fill: CacheFill): void {
+    const key = `${collection}/${id}`;
+    if (fill.stale(key)) this.#records.delete(key);
+    else this.#remember(key, entry);
   }
 
   /** A record changed (written here, or announced by another host): no use keeping it. */
   forget(collection: string, id: string): void {
-    this.#records.delete(`${collection}/${id}`);
+    const key = `${collection}/${id}`;
+    this.#records.delete(key);
+    for (const fill of this.#fills) if (fill.keys.has(key)) fill.mark(key);
   }
 
   /** Changes may have been missed: nothing kept is worth keeping. */
   clear(): void {
     this.#records.clear();
+    for (const fill of this.#fills) fill.mark(null);
   }
 }

@@ -4,9 +4,10 @@ import pg from 'pg';
 import { StorageUnavailableError, StorageWriteError } from '../errors.js';
 import { classifyPgError, isConnectionError, storageError } from './pg-errors.js';
 import { PgListener } from './pg-listener.js';
+import { PgLease, type AliveMessage } from './pg-lease.js';
 import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
 import { PgLog } from './pg-log.js';
-import { PgRecordCache, type Versioned } from './pg-record-cache.js';
+import { PgRecordCache, type CacheFill, type Versioned } from './pg-record-cache.js';
 import { PgReadBatch } from './pg-read-batch.js';
 import {
   batchValues,
@@ -50,8 +51,8 @@ const RETRY_LANE_WAIT_MS = 1000;
 const PAGE = 1000;
 /** A NOTIFY payload is limited to 8000 bytes: past this, "everything may have changed" is announced instead. */
 const NOTIFY_MAX = 7000;
-/** The shortest time between two announcements of one host (ms): under load, one NOTIFY for many commits. */
-const ANNOUNCE_GAP_MS = 5;
+/** How long a commit waits before it is acknowledged while other hosts listen, by default (see PgLease). */
+export const DEFAULT_CACHE_LEASE_MS = 20;
 /** Watchers are told all may have changed this often, making up for an announcement lost with a dying host. */
 const RESYNC_MS = 60_000;
 /** Rows of hx_tx_done older than this are deleted (they only settle commits whose answer was lost just now). */
@@ -64,6 +65,8 @@ export interface PgStoreOptions {
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
   settleTimeoutMs?: number;
+  /** How long a commit waits before it is acknowledged while other hosts listen, and reads use the cache (ms). */
+  cacheLeaseMs?: number;
 }
 
 const silentLogger: StoreLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -248,9 +251,10 @@ class PgTransaction implements Tx {
       this.#live();
       const k = key(id);
       if (!this.writes.has(k) && !this.seen.has(k)) {
-        // As this host last read it when it has it (the commit checks its version), else from PostgreSQL.
+        // As this host last read it when it has it (current while the lease holds, else the commit checks its
+        // version), else from PostgreSQL.
         const kept = this.store.peek(name, id);
-        if (kept) this.unconfirmed = true;
+        if (kept && !this.store.cacheCurrent()) this.unconfirmed = true;
         const found = kept ?? (await this.store.readVersioned(name, [id])).get(id);
         this.#live();
         // The first read of a record is the one checked at commit (another may have landed meanwhile).
@@ -372,9 +376,7 @@ export class PgStore implements HostStore {
   #txCount = 0;
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
-  #unannounced: { records: Array<[string, string]> } | null = null;
-  /** When the last announcement went (ms). */
-  #announcedAt = 0;
+  readonly #lease: PgLease;
   #pruneTimer: NodeJS.Timeout | null = null;
   #catchUpTimer: NodeJS.Timeout | null = null;
   #closed = false;
@@ -385,11 +387,37 @@ export class PgStore implements HostStore {
     readonly schema: string,
     readonly logger: StoreLogger,
     private readonly settleTimeoutMs: number,
-  ) {}
+    cacheLeaseMs: number,
+  ) {
+    this.#lease = new PgLease(
+      this.#origin,
+      cacheLeaseMs,
+      {
+        beat: async (seq) => {
+          await this.pool.query('SELECT pg_notify($1, $2)', [this.#beatChannel, `${seq}`]);
+        },
+        alive: async (message) => {
+          await this.pool.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(message)]);
+        },
+        listeners: () => this.#listener?.others() ?? Promise.reject(new Error('not listening')),
+      },
+      (error, what) => this.logger.warn({ err: error }, what),
+    );
+  }
 
-  /** The channel commits are announced on (one per schema). */
+  /** The channel commits are announced on, and hosts say they are alive (one per schema). */
   get #channel(): string {
     return `hx_commit_${this.schema}`.slice(0, 63);
+  }
+
+  /** This host's own channel, for its cache beats (pg-lease.ts). */
+  get #beatChannel(): string {
+    return `hx_beat_${this.#origin}`;
+  }
+
+  /** Whether a record in this host's cache is current (see PgLease). */
+  cacheCurrent(): boolean {
+    return this.#lease.usable();
   }
 
   collection<T>(name: string): PgCollection<T> {
@@ -480,8 +508,12 @@ export class PgStore implements HostStore {
     return this.#cache.peek(collection, id);
   }
 
-  /** As `read`, with each record's version. */
+  /** As `read`, with each record's version: from the cache while it is current and holds them all. */
   async readVersioned(collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
+    if (this.#lease.usable()) {
+      const kept = this.#cache.peekAll(collection, ids);
+      if (kept) return kept;
+    }
     try {
       return await this.#reads.read(collection, ids);
     } catch (error) {
@@ -525,18 +557,24 @@ export class PgStore implements HostStore {
     } finally {
       t.done = true;
     }
-    const done = t.writesSomething
-      ? await this.#commit(t)
-      : (await this.#readsHold(t))
-        ? { seqs: [], versions: {} }
-        : null;
+    const fill = this.#cache.begin([...t.writes.keys()]);
+    let done: Committed | null;
+    try {
+      done = t.writesSomething
+        ? await this.#commit(t)
+        : (await this.#readsHold(t))
+          ? { seqs: [], versions: {}, at: 0, echo: null }
+          : null;
+    } finally {
+      this.#cache.end(fill);
+    }
     if (done === null) {
       // Something it read changed before it committed: nothing was written; it runs again on what is there now.
       for (const [collection, id] of t.recordsRead) this.#cache.forget(collection, id);
       return null;
     }
     t.appends.forEach((a, i) => (a.entry.seq = done.seqs[i] ?? a.entry.seq));
-    await this.#committed(t, done.versions);
+    await this.#committed(t, done, fill);
     return { result };
   }
 
@@ -593,41 +631,6 @@ export class PgStore implements HostStore {
   }
 
   /**
-   * Tells other hosts what a commit changed: the records of every commit since the last announcement, in one
-   * NOTIFY sent after them (outside them, so commits never wait for each other's announcements), at most every
-   * ANNOUNCE_GAP_MS. Nothing correct depends on it (reads ask for versions, a commit checks what it took from the
-   * cache): it lets other hosts act sooner (close a banned user's sockets, drop a changed record). One lost with a
-   * crash between a commit and its announcement is made up for by each host's periodic catch-up.
-   */
-  #announce(t: PgTransaction): void {
-    if (!this.#unannounced) {
-      this.#unannounced = { records: [] };
-      const wait = this.#announcedAt + ANNOUNCE_GAP_MS - Date.now();
-      // Never rejects: a failure is logged where it happens.
-      const send = (): void => {
-        this.#sendAnnouncement().catch(() => undefined);
-      };
-      if (wait > 0) setTimeout(send, wait);
-      else setImmediate(send);
-    }
-    for (const w of t.writes.values()) this.#unannounced.records.push([w.collection.name, w.id]);
-  }
-
-  /** Sends what is waiting to be announced (at once when closing, before the pool ends). */
-  #sendAnnouncement(): Promise<void> {
-    const pending = this.#unannounced;
-    this.#unannounced = null;
-    this.#announcedAt = Date.now();
-    if (!pending) return Promise.resolve();
-    const full = JSON.stringify({ o: this.#origin, r: pending.records });
-    const payload = full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, all: true });
-    return this.pool.query('SELECT pg_notify($1, $2)', [this.#channel, payload]).then(
-      () => undefined,
-      (error: unknown) => this.logger.warn({ err: error }, 'telling other hosts of a change failed'),
-    );
-  }
-
-  /**
    * Commits `t` (with whatever other commits of this host are waiting: PgCommitBatch): its entries' numbers, or
    * null when something it read changed (nothing written).
    */
@@ -653,19 +656,19 @@ export class PgStore implements HostStore {
       // Nothing was sent: none of them happened.
       return items.map(() => (error instanceof Error ? error : new StorageUnavailableError(error)));
     }
+    const notice = this.#notice(items);
     try {
       const rows = await client.query<{
         out: { answers: Array<number[] | null>; versions: Record<string, string> };
-      }>({
-        name: 'hx_commit_batch',
-        text: `SELECT hx_commit_batch(${Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ')}) AS out`,
-        values: batchValues(items),
-      });
+      }>(commitStatement(items, notice && [this.#channel, notice.payload]));
       client.release();
-      const out = rows.rows[0]?.out;
+      const [out, at, echo] = [rows.rows[0]?.out, performance.now(), notice?.heard ?? null];
       const versions = out?.versions ?? {};
-      return (out?.answers ?? []).map((seqs) => (seqs ? { seqs: seqs.map(Number), versions } : null));
+      return (out?.answers ?? []).map((seqs) =>
+        seqs ? { seqs: seqs.map(Number), versions, at, echo } : null,
+      );
     } catch (error) {
+      if (notice) this.#lease.dropEcho(notice.n);
       if (!isConnectionError(error)) {
         client.release();
         // PostgreSQL refused the statement for what one of them holds (or a row lock one of them needs is held
@@ -688,7 +691,7 @@ export class PgStore implements HostStore {
       const seqs = await this.#settle(txId, backend);
       if (!seqs) return new StorageUnavailableError(lost);
       this.logger.warn({ err: lost }, 'the answer to a commit was lost; it had committed');
-      return { seqs, versions: {} };
+      return { seqs, versions: {}, at: performance.now(), echo: null };
     } catch (error) {
       return error instanceof Error ? error : new StorageUnavailableError(error);
     }
@@ -725,16 +728,37 @@ export class PgStore implements HostStore {
     );
   }
 
-  /** After COMMIT: other hosts told, watchers told, effects run. */
-  async #committed(t: PgTransaction, versions: Record<string, string>): Promise<void> {
-    if (t.writes.size > 0) this.#announce(t);
+  /**
+   * What other hosts are told of a batch's commits (the records they write), inside the commit itself; null when
+   * they write no record. Its number comes back to this host when its listening connection hears it.
+   */
+  #notice(items: readonly CommitItem[]): { n: number; payload: string; heard: Promise<void> } | null {
+    const records: Array<[string, string]> = [];
+    for (const { w } of items) {
+      w.u_c.forEach((c, i) => records.push([c, w.u_i[i]!]));
+      w.r_c.forEach((c, i) => records.push([c, w.r_i[i]!]));
+    }
+    if (records.length === 0) return null;
+    const { n, heard } = this.#lease.expectEcho();
+    const full = JSON.stringify({ o: this.#origin, n, r: records });
+    // A NOTIFY payload is limited to 8000 bytes: past NOTIFY_MAX, "everything may have changed".
+    const payload = full.length <= NOTIFY_MAX ? full : JSON.stringify({ o: this.#origin, n, all: true });
+    return { n, payload, heard };
+  }
+
+  /**
+   * After the commit: this host's cache and watchers told, then, once no host can still answer from a cache
+   * that holds what it changed (PgLease), its effects run and it is acknowledged.
+   */
+  async #committed(t: PgTransaction, done: Committed, fill: CacheFill): Promise<void> {
     for (const w of t.writes.values()) {
       // What this host just wrote is what it keeps (its next read of it then brings only the version back).
-      const version = w.data === null ? undefined : versions[`${w.collection.name}\u001f${w.id}`];
+      const version = w.data === null ? undefined : done.versions[`${w.collection.name}\u001f${w.id}`];
       if (version === undefined) this.#cache.forget(w.collection.name, w.id);
-      else this.#cache.keep(w.collection.name, w.id, { version: String(version), data: w.data });
+      else this.#cache.keep(w.collection.name, w.id, { version: String(version), data: w.data }, fill);
     }
     for (const w of t.writes.values()) this.#tell(w.collection.name, w.id, false);
+    if (t.writes.size > 0) await this.#lease.acknowledgeable(done.at, done.echo);
     for (const effect of t.effects) effect();
   }
 
@@ -742,15 +766,26 @@ export class PgStore implements HostStore {
     this.#watchers.tell(collection, id, remote);
   }
 
-  /** Another host's commit (or, `all`, possibly several missed ones). */
-  #heard(payload: string): void {
-    let message: { o?: string; r?: Array<[string, string]>; all?: boolean };
+  /** A beat of this host, a host alive, a commit announced (`all`: too many records to list). */
+  #heard(channel: string, payload: string): void {
+    if (channel === this.#beatChannel) {
+      this.#lease.heardBeat(Number(payload));
+      return;
+    }
+    let message: { o?: string; n?: number; r?: Array<[string, string]>; all?: boolean; alive?: number };
     try {
       message = JSON.parse(payload) as typeof message;
     } catch {
       return;
     }
-    if (message.o === this.#origin) return;
+    if (message.alive !== undefined) {
+      this.#lease.heardAlive(message as AliveMessage);
+      return;
+    }
+    if (message.o === this.#origin) {
+      if (message.n !== undefined) this.#lease.heardOwn(message.n);
+      return;
+    }
     if (message.all) for (const name of this.#collections.keys()) this.#tell(name, null, true);
     if (message.all) this.#cache.clear();
     for (const [collection, id] of message.r ?? []) {
@@ -760,6 +795,12 @@ export class PgStore implements HostStore {
   }
 
   /** The listening connection is (back) up: whatever was announced meanwhile is lost, so all may have changed. */
+  #reconnected(): void {
+    this.#lease.reconnected();
+    this.#resync();
+  }
+
+  /** All may have changed (the listening connection was down, or the periodic catch-up). */
   #resync(): void {
     this.#cache.clear();
     for (const name of this.#collections.keys()) this.#tell(name, null, true);
@@ -838,7 +879,7 @@ export class PgStore implements HostStore {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#inFlight]);
-    await this.#sendAnnouncement();
+    this.#lease.stop();
     if (this.#pruneTimer) clearInterval(this.#pruneTimer);
     if (this.#catchUpTimer) clearInterval(this.#catchUpTimer);
     await this.#listener?.close();
@@ -874,7 +915,14 @@ export class PgStore implements HostStore {
     let store: PgStore | null = null;
     try {
       const schema = await migrate(pool, url);
-      store = new PgStore(pool, connection, schema, logger, options.settleTimeoutMs ?? 30_000);
+      store = new PgStore(
+        pool,
+        connection,
+        schema,
+        logger,
+        options.settleTimeoutMs ?? 30_000,
+        options.cacheLeaseMs ?? DEFAULT_CACHE_LEASE_MS,
+      );
       await store.#start(spec);
       return store;
     } catch (error) {
@@ -893,12 +941,14 @@ export class PgStore implements HostStore {
       this.#logs.set(log.name, new PgLog(log.name, this));
     }
     // Listen first, so nothing committed while the histories are read goes unheard.
-    this.#listener = new PgListener(this.connection, this.#channel, {
-      onMessage: (payload) => this.#heard(payload),
-      onConnected: () => this.#resync(),
+    const name = `hypernex-companion-listen ${this.schema}`.slice(0, 63);
+    this.#listener = new PgListener(this.connection, [this.#channel, this.#beatChannel], name, {
+      onMessage: (channel, payload) => this.#heard(channel, payload),
+      onConnected: () => this.#reconnected(),
       logger: this.logger,
     });
     await this.#listener.start();
+    this.#lease.start();
     this.#pruneTimer = setInterval(() => this.#prune(), 10 * 60_000);
     this.#pruneTimer.unref();
     this.#catchUpTimer = setInterval(() => this.#resync(), RESYNC_MS);
@@ -1000,4 +1050,17 @@ async function migrate(pool: pg.Pool, url: string): Promise<string> {
       throw new PostgresUnreachableError(url, error);
     throw error;
   }
+}
+
+/** The commit statement for `items`, with the NOTIFY that announces them when `notify` ([channel, payload]) is set. */
+function commitStatement(items: readonly CommitItem[], notify: [string, string] | null): pg.QueryConfig {
+  const args = Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ');
+  const values = batchValues(items);
+  if (!notify) return { name: 'hx_commit_batch', text: `SELECT hx_commit_batch(${args}) AS out`, values };
+  // In the same transaction: delivered once the commit is, in commit order, never without it.
+  return {
+    name: 'hx_commit_batch_notify',
+    text: `SELECT hx_commit_batch(${args}) AS out, pg_notify($40, $41)`,
+    values: [...values, ...notify],
+  };
 }

@@ -1,0 +1,216 @@
+/**
+ * When a host may answer a read from its cache without asking PostgreSQL, and how long a commit waits before it is
+ * acknowledged, so that a change any host acknowledged is seen by every read any host starts after that.
+ *
+ * - Every commit that changes records announces them inside itself (NOTIFY), and PostgreSQL hands announcements to
+ *   each listening connection in commit order.
+ * - A host's cache is current while its listening connection has handed it a beat this host sent less than
+ *   `leaseMs` ago: everything committed before that beat left was heard (and dropped from the cache) first. Under
+ *   read load a host beats every `leaseMs / 4` on a channel of its own; idle, it sends nothing.
+ * - A commit is acknowledged `leaseMs` after its answer came. A read started after that acknowledgement uses a
+ *   cache whose beat left after the commit, so the commit was heard; or it asks PostgreSQL.
+ * - A host alone waits for nothing: every host says it is alive on the shared channel every ALIVE_MS, and a commit
+ *   waits only when, once its own announcement came back to it (so it has heard everything said before it), another
+ *   host was heard within ALIVE_LAPSE_MS, or the host cannot tell yet. A host stops using its cache when its own
+ *   "alive" has not come back for ALIVE_LAPSE_MS less a second: by then the others may take it for gone.
+ */
+
+/** How often a host says it is alive, with its lease (ms). */
+const ALIVE_MS = 1000;
+/** A host not heard from for this long is taken for gone: commits no longer wait for it (ms). */
+const ALIVE_LAPSE_MS = 5000;
+/** A host whose "alive" has not come back for ALIVE_LAPSE_MS less this no longer trusts its cache (ms). */
+const ALIVE_MARGIN_MS = 1000;
+/** The longest lease a host accepts, its own or another's (ms). */
+export const MAX_LEASE_MS = 1000;
+
+/** What a host says on the shared channel: alive, with its lease. */
+export interface AliveMessage {
+  o: string;
+  alive: number;
+  lease: number;
+}
+
+export interface LeaseLink {
+  /** Sends a beat on this host's own channel (its sequence number as the payload). */
+  beat(seq: number): Promise<void>;
+  /** Says on the shared channel that this host is alive. */
+  alive(message: AliveMessage): Promise<void>;
+  /** How many other processes listen on the shared channel now (whoever connected before this answer). */
+  listeners(): Promise<number>;
+}
+
+export class PgLease {
+  /** Sent beats and "alive"s not heard back yet: their send time by sequence number. */
+  readonly #sent = new Map<number, number>();
+  #seq = 0;
+  #beating = false;
+  #lastBeat = -Infinity;
+  /** When the newest beat (or "alive") heard back was sent. */
+  #currentFrom = -Infinity;
+  /** When the newest "alive" of this host heard back was sent. */
+  #aliveFrom = -Infinity;
+  /** Other hosts heard: when, and their lease. */
+  readonly #others = new Map<string, { heardAt: number; lease: number }>();
+  /** Until when this host cannot tell who else listens (just connected, the count not answered yet). */
+  #unsureUntil = Infinity;
+  /** Commit announcements of this host waiting to be heard back, by number. */
+  readonly #echoes = new Map<number, () => void>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly origin: string,
+    readonly leaseMs: number,
+    private readonly link: LeaseLink,
+    private readonly warn: (error: unknown, what: string) => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Starts saying "alive" (call once the listening connection is up). */
+  start(): void {
+    this.#timer = setInterval(() => this.#sayAlive(), ALIVE_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Whether a read may be answered from the cache now; keeps beating while reads ask. */
+  usable(): boolean {
+    if (this.leaseMs <= 0) return false;
+    const now = this.now();
+    if (!this.#beating && now - this.#lastBeat >= this.leaseMs / 4) this.#beat(now);
+    return now - this.#currentFrom < this.leaseMs && now - this.#aliveFrom < ALIVE_LAPSE_MS - ALIVE_MARGIN_MS;
+  }
+
+  #beat(now: number): void {
+    this.#beating = true;
+    this.#lastBeat = now;
+    const seq = ++this.#seq;
+    this.#sent.set(seq, now);
+    this.link
+      .beat(seq)
+      .catch((error: unknown) => {
+        this.#sent.delete(seq);
+        this.warn(error, 'a cache beat failed');
+      })
+      .finally(() => (this.#beating = false));
+  }
+
+  #sayAlive(): void {
+    const seq = ++this.#seq;
+    this.#sent.set(seq, this.now());
+    this.link.alive({ o: this.origin, alive: seq, lease: this.leaseMs }).catch((error: unknown) => {
+      this.#sent.delete(seq);
+      this.warn(error, 'telling other hosts this one is alive failed');
+    });
+  }
+
+  /** One of this host's beats came back. */
+  heardBeat(seq: number): void {
+    const sentAt = this.#sent.get(seq);
+    if (sentAt === undefined) return;
+    this.#sent.delete(seq);
+    this.#currentFrom = Math.max(this.#currentFrom, sentAt);
+  }
+
+  /** A host (this one or another) said it is alive. */
+  heardAlive(message: AliveMessage): void {
+    if (message.o !== this.origin) {
+      this.#others.set(message.o, { heardAt: this.now(), lease: clampLease(message.lease) });
+      return;
+    }
+    const sentAt = this.#sent.get(message.alive);
+    if (sentAt === undefined) return;
+    this.#sent.delete(message.alive);
+    this.#aliveFrom = Math.max(this.#aliveFrom, sentAt);
+    this.#currentFrom = Math.max(this.#currentFrom, sentAt);
+  }
+
+  /** This host's commit announcement number `n` came back: everything committed before it was heard. */
+  heardOwn(n: number): void {
+    this.#echoes.get(n)?.();
+    this.#echoes.delete(n);
+  }
+
+  /**
+   * The listening connection is (back) up: what was said meanwhile is lost, so nothing beaten before counts, and
+   * who else listens is asked again.
+   */
+  reconnected(): void {
+    this.#sent.clear();
+    this.#currentFrom = this.#aliveFrom = -Infinity;
+    this.#others.clear();
+    this.#unsureUntil = Infinity;
+    // Those still awaited may have come while nobody listened: their commits wait the whole lease.
+    this.#echoes.clear();
+    const askedAt = this.now();
+    this.link.listeners().then(
+      (count) => {
+        // Those counted are taken as heard now; whoever connects later says "alive" where this host hears it.
+        if (count === 0 && this.#unsureUntil === Infinity) this.#unsureUntil = askedAt;
+        else if (this.#unsureUntil === Infinity) this.#unsureUntil = askedAt + ALIVE_LAPSE_MS;
+      },
+      (error: unknown) => {
+        this.warn(error, 'counting the hosts that listen failed');
+        if (this.#unsureUntil === Infinity) this.#unsureUntil = askedAt + ALIVE_LAPSE_MS;
+      },
+    );
+    this.#sayAlive();
+  }
+
+  /** A number for a commit announcement about to be sent, and a promise of it coming back to this host. */
+  expectEcho(): { n: number; heard: Promise<void> } {
+    const n = ++this.#seq;
+    return { n, heard: new Promise((resolve) => this.#echoes.set(n, resolve)) };
+  }
+
+  /** An announcement that was never sent (its statement failed): nobody waits for it. */
+  dropEcho(n: number): void {
+    this.#echoes.delete(n);
+  }
+
+  /**
+   * Waits until a commit answered at `answeredAt` (this host's clock) may be acknowledged: at once when this host
+   * is alone (once its announcement, `echo`, came back), else until the longest lease of any host has passed.
+   */
+  async acknowledgeable(answeredAt: number, echo: Promise<void> | null): Promise<void> {
+    const wait = this.#longestLease();
+    if (wait <= 0) return;
+    if (echo) {
+      const heard = await Promise.race([echo.then(() => true), pause(wait).then(() => false)]);
+      if (heard && this.#alone()) return;
+    }
+    const left = answeredAt + wait - this.now();
+    if (left > 0) await pause(left);
+  }
+
+  #alone(): boolean {
+    const now = this.now();
+    if (now < this.#unsureUntil) return false;
+    for (const [origin, other] of this.#others) {
+      if (now - other.heardAt < ALIVE_LAPSE_MS) return false;
+      this.#others.delete(origin);
+    }
+    return true;
+  }
+
+  #longestLease(): number {
+    let longest = clampLease(this.leaseMs);
+    const now = this.now();
+    if (now < this.#unsureUntil) longest = Math.max(longest, this.leaseMs > 0 ? longest : MAX_LEASE_MS);
+    for (const other of this.#others.values())
+      if (now - other.heardAt < ALIVE_LAPSE_MS) longest = Math.max(longest, other.lease);
+    return longest;
+  }
+}
+
+function clampLease(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_LEASE_MS) : 0;
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

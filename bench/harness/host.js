@@ -198,15 +198,25 @@ export async function startHosts(ctx, count, options = {}) {
  */
 export const pinned = { text: '' };
 function pinAlone(host) {
-  const cpus = os.availableParallelism();
+  // Every CPU of the machine: availableParallelism() counts only those this process may use, one once pinned.
+  const cpus = os.cpus().length;
   if (cpus < 2) return;
   try {
-    execFileSync('taskset', ['-a', '-p', '-c', '0', String(host.pid)], { stdio: 'ignore' });
-    execFileSync('taskset', ['-a', '-p', '-c', `1-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' });
-    pinned.text = `host pinned to CPU 0, load generator to CPU${cpus > 2 ? `s 1-${cpus - 1}` : ' 1'}`;
+    const rest = cpus > 2 ? `1-${cpus - 1}` : '1';
+    pin(host.pid, '0');
+    pin(process.pid, rest);
+    pinned.text = `host pinned to CPU 0, load generator to CPU${cpus > 2 ? 's' : ''} ${rest}`;
   } catch {
     pinned.text = '';
   }
+}
+
+/** Every thread of `pid` on `cpus`, checked (the table says so only when it is so). */
+function pin(pid, cpus) {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  if (/^Cpus_allowed_list:\s*(\S+)/m.exec(status)?.[1] !== cpus)
+    throw new Error(`${pid} is not on CPU ${cpus}`);
 }
 
 export async function startHost(ctx, options) {

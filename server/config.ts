@@ -209,7 +209,7 @@ export function defaultConfig(): HostConfig {
       statementTimeoutMs: 5000,
       lockTimeoutMs: 2000,
       settleTimeoutMs: 30_000,
-      cacheLeaseMs: 20,
+      cacheLeaseMs: 50,
     },
     cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000, commandTimeoutMs: 1000, connectTimeoutMs: 2000 },
     host: '127.0.0.1',

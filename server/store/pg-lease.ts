@@ -21,6 +21,10 @@ const ALIVE_MS = 1000;
 const ALIVE_LAPSE_MS = 5000;
 /** A host whose "alive" has not come back for ALIVE_LAPSE_MS less this no longer trusts its cache (ms). */
 const ALIVE_MARGIN_MS = 1000;
+/** Beats and "alive"s kept waiting to be heard back at most (older ones were lost with a connection). */
+const SENT_KEPT = 64;
+/** A failing beat or "alive" is logged at most this often (ms). */
+const WARN_EVERY_MS = 10_000;
 /** The longest lease a host accepts, its own or another's (ms). */
 export const MAX_LEASE_MS = 1000;
 
@@ -57,6 +61,7 @@ export class PgLease {
   /** Commit announcements of this host waiting to be heard back, by number. */
   readonly #echoes = new Map<number, () => void>();
   #timer: NodeJS.Timeout | null = null;
+  #warnedAt = -Infinity;
 
   constructor(
     readonly origin: string,
@@ -88,32 +93,52 @@ export class PgLease {
   #beat(now: number): void {
     this.#beating = true;
     this.#lastBeat = now;
-    const seq = ++this.#seq;
-    this.#sent.set(seq, now);
+    const seq = this.#send(now);
     this.link
       .beat(seq)
-      .catch((error: unknown) => {
-        this.#sent.delete(seq);
-        this.warn(error, 'a cache beat failed');
-      })
+      .catch((error: unknown) => this.#failed(seq, error, 'a cache beat failed'))
       .finally(() => (this.#beating = false));
   }
 
   #sayAlive(): void {
+    const seq = this.#send(this.now());
+    this.link
+      .alive({ o: this.origin, alive: seq, lease: this.leaseMs })
+      .catch((error: unknown) => this.#failed(seq, error, 'telling other hosts this one is alive failed'));
+  }
+
+  /** A number for a beat or "alive" sent at `at`, kept until it is heard back. */
+  #send(at: number): number {
     const seq = ++this.#seq;
-    this.#sent.set(seq, this.now());
-    this.link.alive({ o: this.origin, alive: seq, lease: this.leaseMs }).catch((error: unknown) => {
-      this.#sent.delete(seq);
-      this.warn(error, 'telling other hosts this one is alive failed');
-    });
+    this.#sent.set(seq, at);
+    if (this.#sent.size > SENT_KEPT) this.#sent.delete(this.#sent.keys().next().value!);
+    return seq;
+  }
+
+  /** Not sent (the database or the listening connection is away): logged now and then, not each time. */
+  #failed(seq: number, error: unknown, what: string): void {
+    this.#sent.delete(seq);
+    const now = this.now();
+    if (now - this.#warnedAt < WARN_EVERY_MS) return;
+    this.#warnedAt = now;
+    this.warn(error, what);
+  }
+
+  /** When beat or "alive" `seq` was sent, once it is heard back (those sent before it were heard, or lost). */
+  #heard(seq: number): number | undefined {
+    const sentAt = this.#sent.get(seq);
+    if (sentAt === undefined) return undefined;
+    for (const earlier of this.#sent.keys()) {
+      if (earlier > seq) break;
+      this.#sent.delete(earlier);
+    }
+    return sentAt;
   }
 
   /** One of this host's beats came back. */
   heardBeat(seq: number): void {
-    const sentAt = this.#sent.get(seq);
-    if (sentAt === undefined) return;
-    this.#sent.delete(seq);
-    this.#currentFrom = Math.max(this.#currentFrom, sentAt);
+    const sentAt = this.#heard(seq);
+    if (sentAt !== undefined) this.#currentFrom = Math.max(this.#currentFrom, sentAt);
   }
 
   /** A host (this one or another) said it is alive. */
@@ -122,9 +147,8 @@ export class PgLease {
       this.#others.set(message.o, { heardAt: this.now(), lease: clampLease(message.lease) });
       return;
     }
-    const sentAt = this.#sent.get(message.alive);
+    const sentAt = this.#heard(message.alive);
     if (sentAt === undefined) return;
-    this.#sent.delete(message.alive);
     this.#aliveFrom = Math.max(this.#aliveFrom, sentAt);
     this.#currentFrom = Math.max(this.#currentFrom, sentAt);
   }

@@ -57,6 +57,16 @@ export class PgListener {
     this.handlers.onConnected();
   }
 
+  /**
+   * NOTIFY on this connection, which waits behind no request's query; rejects when it is down. What it sends here
+   * comes back here after everything committed before it.
+   */
+  async notify(channel: string, payload: string): Promise<void> {
+    const client = this.#client;
+    if (!client) throw new Error('not listening');
+    await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
   /** How many other connections named as this one are open (other hosts listening), asked on this one. */
   async others(): Promise<number> {
     const client = this.#client;

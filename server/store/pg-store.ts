@@ -52,7 +52,7 @@ const PAGE = 1000;
 /** A NOTIFY payload is limited to 8000 bytes: past this, "everything may have changed" is announced instead. */
 const NOTIFY_MAX = 7000;
 /** How long a commit waits before it is acknowledged while other hosts listen, by default (see PgLease). */
-export const DEFAULT_CACHE_LEASE_MS = 20;
+export const DEFAULT_CACHE_LEASE_MS = 50;
 /** Watchers are told all may have changed this often, making up for an announcement lost with a dying host. */
 const RESYNC_MS = 60_000;
 /** Rows of hx_tx_done older than this are deleted (they only settle commits whose answer was lost just now). */
@@ -393,13 +393,9 @@ export class PgStore implements HostStore {
       this.#origin,
       cacheLeaseMs,
       {
-        beat: async (seq) => {
-          await this.pool.query('SELECT pg_notify($1, $2)', [this.#beatChannel, `${seq}`]);
-        },
-        alive: async (message) => {
-          await this.pool.query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(message)]);
-        },
-        listeners: () => this.#listener?.others() ?? Promise.reject(new Error('not listening')),
+        beat: async (seq) => await this.#listening().notify(this.#beatChannel, `${seq}`),
+        alive: async (message) => await this.#listening().notify(this.#channel, JSON.stringify(message)),
+        listeners: async () => await this.#listening().others(),
       },
       (error, what) => this.logger.warn({ err: error }, what),
     );
@@ -413,6 +409,11 @@ export class PgStore implements HostStore {
   /** This host's own channel, for its cache beats (pg-lease.ts). */
   get #beatChannel(): string {
     return `hx_beat_${this.#origin}`;
+  }
+
+  #listening(): PgListener {
+    if (!this.#listener) throw new Error('not listening yet');
+    return this.#listener;
   }
 
   /** Whether a record in this host's cache is current (see PgLease). */

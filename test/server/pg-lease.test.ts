@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PgLease, type AliveMessage } from '../../server/store/pg-lease.js';
+
+/** A lease on a clock the test moves, whose beats and "alive"s are kept for the test to hand back. */
+function setup(leaseMs = 50, listeners = 0) {
+  let now = 1000;
+  const beats: number[] = [];
+  const alives: AliveMessage[] = [];
+  const warnings: string[] = [];
+  const lease = new PgLease(
+    'me',
+    leaseMs,
+    {
+      beat: async (seq) => void beats.push(seq),
+      alive: async (message) => void alives.push(message),
+      listeners: async () => listeners,
+    },
+    (_error, what) => warnings.push(what),
+    () => now,
+  );
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  return {
+    lease,
+    beats,
+    alives,
+    warnings,
+    settle,
+    advance: (ms: number) => (now += ms),
+    now: () => now,
+  };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('PgLease: when a host may answer from its cache', () => {
+  it('only once something it sent less than the lease ago came back to it', async () => {
+    const { lease, beats, alives, settle, advance } = setup();
+    lease.reconnected();
+    expect(lease.usable()).toBe(false);
+    await settle();
+    // Its "alive" (sent when it connected) came back: everything committed before that was heard.
+    lease.heardAlive(alives.at(-1)!);
+    expect(lease.usable()).toBe(true);
+    // That grows old: the beats sent meanwhile keep the lease only once heard back.
+    advance(49);
+    expect(lease.usable()).toBe(true);
+    advance(1);
+    expect(lease.usable()).toBe(false);
+    await settle();
+    lease.heardBeat(beats.at(-1)!);
+    expect(lease.usable()).toBe(true);
+  });
+
+  it('never with a lease of 0, and not after its listening connection came back', async () => {
+    const off = setup(0);
+    off.lease.reconnected();
+    expect(off.lease.usable()).toBe(false);
+    const { lease, beats, alives, settle } = setup();
+    lease.reconnected();
+    lease.usable();
+    await settle();
+    lease.heardAlive(alives.at(-1)!);
+    lease.heardBeat(beats.at(-1)!);
+    expect(lease.usable()).toBe(true);
+    lease.reconnected();
+    expect(lease.usable()).toBe(false);
+  });
+
+  it('not when its own "alive" has not come back for four seconds (the others take it for gone at five)', async () => {
+    const { lease, beats, alives, settle, advance } = setup();
+    lease.reconnected();
+    lease.heardAlive(alives.at(-1)!);
+    for (let waited = 0; waited < 4000; waited += 10) {
+      advance(10);
+      lease.usable();
+      await settle();
+      lease.heardBeat(beats.at(-1)!);
+    }
+    expect(lease.usable()).toBe(false);
+  });
+});
+
+describe('PgLease: when a commit may be acknowledged', () => {
+  it('at once when no other host listens, once its announcement came back', async () => {
+    const { lease, settle, now } = setup(1000, 0);
+    lease.reconnected();
+    await settle();
+    const echo = lease.expectEcho();
+    const acked = lease.acknowledgeable(now(), echo.heard);
+    let done = false;
+    void acked.then(() => (done = true));
+    await settle();
+    expect(done).toBe(false);
+    lease.heardOwn(echo.n);
+    await acked;
+  });
+
+  it('after the longest lease heard when another host is alive, or while it cannot tell', async () => {
+    vi.useFakeTimers();
+    const { lease, now } = setup(50, 1);
+    lease.reconnected();
+    await vi.advanceTimersByTimeAsync(0);
+    // Another host listened when this one started: until it is heard or forgotten, the commit waits.
+    const first = lease.expectEcho();
+    let done = false;
+    void lease.acknowledgeable(now(), first.heard).then(() => (done = true));
+    lease.heardOwn(first.n);
+    await vi.advanceTimersByTimeAsync(49);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+    // A host with a longer lease: commits wait for that one.
+    lease.heardAlive({ o: 'other', alive: 1, lease: 300 });
+    done = false;
+    const second = lease.expectEcho();
+    void lease.acknowledgeable(now(), second.heard).then(() => (done = true));
+    lease.heardOwn(second.n);
+    await vi.advanceTimersByTimeAsync(299);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+  });
+});

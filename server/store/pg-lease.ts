@@ -56,8 +56,8 @@ export class PgLease {
   #aliveFrom = -Infinity;
   /** Other hosts heard: when, and their lease. */
   readonly #others = new Map<string, { heardAt: number; lease: number }>();
-  /** Until when this host cannot tell who else listens (just connected, the count not answered yet). */
-  #unsureUntil = Infinity;
+  /** Other listening connections when this one connected, and when they were counted (null: not answered yet). */
+  #counted: { others: number; at: number } | null = null;
   /** Commit announcements of this host waiting to be heard back, by number. */
   readonly #echoes = new Map<number, () => void>();
   #timer: NodeJS.Timeout | null = null;
@@ -73,7 +73,8 @@ export class PgLease {
 
   /** Starts saying "alive" (call once the listening connection is up). */
   start(): void {
-    this.#timer = setInterval(() => this.#sayAlive(), ALIVE_MS);
+    // #sayAlive never rejects (a failure is logged there).
+    this.#timer = setInterval(() => this.#sayAlive().catch(() => undefined), ALIVE_MS);
     this.#timer.unref();
   }
 
@@ -100,9 +101,9 @@ export class PgLease {
       .finally(() => (this.#beating = false));
   }
 
-  #sayAlive(): void {
+  #sayAlive(): Promise<void> {
     const seq = this.#send(this.now());
-    this.link
+    return this.link
       .alive({ o: this.origin, alive: seq, lease: this.leaseMs })
       .catch((error: unknown) => this.#failed(seq, error, 'telling other hosts this one is alive failed'));
   }
@@ -144,7 +145,10 @@ export class PgLease {
   /** A host (this one or another) said it is alive. */
   heardAlive(message: AliveMessage): void {
     if (message.o !== this.origin) {
+      const known = this.#others.has(message.o);
       this.#others.set(message.o, { heardAt: this.now(), lease: clampLease(message.lease) });
+      // A host just heard of answers at once: one that just connected learns every lease within a round trip.
+      if (!known) this.#sayAlive().catch(() => undefined);
       return;
     }
     const sentAt = this.#heard(message.alive);
@@ -161,28 +165,37 @@ export class PgLease {
 
   /**
    * The listening connection is (back) up: what was said meanwhile is lost, so nothing beaten before counts, and
-   * who else listens is asked again.
+   * who else listens is asked again. Resolves once counted and this host's "alive" is sent (never rejects).
    */
-  reconnected(): void {
+  reconnected(): Promise<void> {
     this.#sent.clear();
     this.#currentFrom = this.#aliveFrom = -Infinity;
     this.#others.clear();
-    this.#unsureUntil = Infinity;
+    this.#counted = null;
     // Those still awaited may have come while nobody listened: their commits wait the whole lease.
     this.#echoes.clear();
     const askedAt = this.now();
-    this.link.listeners().then(
-      (count) => {
-        // Those counted are taken as heard now; whoever connects later says "alive" where this host hears it.
-        if (count === 0 && this.#unsureUntil === Infinity) this.#unsureUntil = askedAt;
-        else if (this.#unsureUntil === Infinity) this.#unsureUntil = askedAt + ALIVE_LAPSE_MS;
+    const counting = this.link.listeners().then(
+      (others) => {
+        // Whoever connects after this answer says "alive" where this host hears it.
+        this.#counted = { others, at: askedAt };
       },
       (error: unknown) => {
         this.warn(error, 'counting the hosts that listen failed');
-        if (this.#unsureUntil === Infinity) this.#unsureUntil = askedAt + ALIVE_LAPSE_MS;
+        this.#counted = { others: Infinity, at: askedAt };
       },
     );
-    this.#sayAlive();
+    return Promise.all([counting, this.#sayAlive()]).then(() => undefined);
+  }
+
+  /**
+   * Whether another host may listen whose lease is not known yet: the count at connection not answered, or more
+   * counted than heard since (for ALIVE_LAPSE_MS at most: one that never says it is alive is no host).
+   */
+  #unsure(now: number): boolean {
+    const counted = this.#counted;
+    if (counted === null) return true;
+    return counted.others > this.#others.size && now - counted.at < ALIVE_LAPSE_MS;
   }
 
   /** A number for a commit announcement about to be sent, and a promise of it coming back to this host. */
@@ -213,7 +226,7 @@ export class PgLease {
 
   #alone(): boolean {
     const now = this.now();
-    if (now < this.#unsureUntil) return false;
+    if (this.#unsure(now)) return false;
     for (const [origin, other] of this.#others) {
       if (now - other.heardAt < ALIVE_LAPSE_MS) return false;
       this.#others.delete(origin);
@@ -224,7 +237,8 @@ export class PgLease {
   #longestLease(): number {
     let longest = clampLease(this.leaseMs);
     const now = this.now();
-    if (now < this.#unsureUntil) longest = Math.max(longest, this.leaseMs > 0 ? longest : MAX_LEASE_MS);
+    // Another host's lease is not known yet: the longest any may have.
+    if (this.#unsure(now)) return MAX_LEASE_MS;
     for (const other of this.#others.values())
       if (now - other.heardAt < ALIVE_LAPSE_MS) longest = Math.max(longest, other.lease);
     return longest;

@@ -377,6 +377,8 @@ export class PgStore implements HostStore {
   readonly #inFlight = new Set<Promise<unknown>>();
   #listener: PgListener | null = null;
   readonly #lease: PgLease;
+  /** This host counting the others and saying it is alive, once its listening connection is (back) up. */
+  #hello: Promise<void> = Promise.resolve();
   #pruneTimer: NodeJS.Timeout | null = null;
   #catchUpTimer: NodeJS.Timeout | null = null;
   #closed = false;
@@ -797,7 +799,7 @@ export class PgStore implements HostStore {
 
   /** The listening connection is (back) up: whatever was announced meanwhile is lost, so all may have changed. */
   #reconnected(): void {
-    this.#lease.reconnected();
+    this.#hello = this.#lease.reconnected();
     this.#resync();
   }
 
@@ -949,6 +951,8 @@ export class PgStore implements HostStore {
       logger: this.logger,
     });
     await this.#listener.start();
+    // Said before the store is used: any host's commit from now on waits for this one's lease.
+    await this.#hello;
     this.#lease.start();
     this.#pruneTimer = setInterval(() => this.#prune(), 10 * 60_000);
     this.#pruneTimer.unref();

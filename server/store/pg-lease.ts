@@ -73,8 +73,10 @@ export class PgLease {
 
   /** Starts saying "alive" (call once the listening connection is up). */
   start(): void {
-    // #sayAlive never rejects (a failure is logged there).
-    this.#timer = setInterval(() => this.#sayAlive().catch(() => undefined), ALIVE_MS);
+    this.#timer = setInterval(() => {
+      // Never rejects (a failure is logged there).
+      this.#sayAlive().catch(() => undefined);
+    }, ALIVE_MS);
     this.#timer.unref();
   }
 

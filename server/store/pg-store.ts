@@ -35,12 +35,13 @@ export { PgSchemaTooNewError, redactUrl };
  * and writes (`hx_commit_batch`). When something it read changed, nothing is written and it runs again. Records
  * live in `hx_records`, unique keys in `hx_keys`, list keys in `hx_list_keys`, each written in the commit that
  * writes its record; histories in `hx_log_entries`, numbered in commit order per log. No host holds a copy of the
- * community: what it keeps is its connections and a bounded cache of records it read (each read still asks
- * PostgreSQL for the version).
+ * community: what it keeps is its connections and a bounded cache of records it read or wrote, answering reads
+ * from it only while its lease holds (pg-lease.ts); otherwise a read asks PostgreSQL for the version.
  *
- * Every commit announces what it changed (NOTIFY); each host LISTENs, and `watch` hands the changes to whoever
- * keeps something that depends on them (sockets to close after a ban, a search index). Every call has a time
- * limit; an unreachable or stalled database answers StorageUnavailableError within it.
+ * Every commit announces what it changed inside itself (NOTIFY); each host LISTENs, drops those records from its
+ * cache, and `watch` hands the changes to whoever keeps something that depends on them (sockets to close after a
+ * ban, a search index). Every call has a time limit; an unreachable or stalled database answers
+ * StorageUnavailableError within it.
  */
 
 /** A transaction that keeps finding what it read changed gives up after this many runs. */

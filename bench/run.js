@@ -141,10 +141,11 @@ async function main() {
       result.failures.count++;
       result.failures.samples.push(`the ${c.name} exited with code ${code}: ${c.stderr}`);
     }
-    // A row is [name, value, unit, [op, limit]]; a string value is shown as it is.
+    // A row is [name, value, unit, [op ('<', '<=' or '>='), limit]]; a string value is shown as it is.
     result.rows = result.rows.map(([name, value, unit, target]) => {
       if (typeof value === 'string') return { name, shown: value };
-      const pass = target && (target[0] === '<' ? value < target[1] : value >= target[1]);
+      const [op, limit] = target ?? [];
+      const pass = target && (op === '<' ? value < limit : op === '<=' ? value <= limit : value >= limit);
       return { name, value, unit, target, pass };
     });
     const valid = !result.failures.count;

@@ -7,7 +7,12 @@ export function summary(values) {
   return { count: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1) ?? NaN };
 }
 
-export const median = (values) => summary(values).p50;
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values) {
+  const sorted = Float64Array.from(values).sort();
+  const half = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+}
 /** Values of one unit as "a / b unit", `digits` decimals each. */
 export const several = (values, unit, digits = 0) =>
   `${values.map((v) => v.toFixed(digits)).join(' / ')} ${unit}`;

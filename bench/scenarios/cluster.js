@@ -7,7 +7,7 @@ import { BenchError, cpuWindow, procCpu, startHost, startHosts } from '../harnes
 import { httpLoad } from '../harness/http.js';
 import { seed, seedUsers } from '../harness/seed.js';
 import { inviteLoad } from '../harness/socket.js';
-import { problems, spread } from '../harness/stats.js';
+import { fmt, median, problems, several } from '../harness/stats.js';
 import { requests } from './accounts.js';
 
 const CONFIG = {
@@ -71,6 +71,73 @@ async function accounts(ctx, users, dataDir, embedded) {
   return out;
 }
 
+/** The median of `values`, and (several rounds) a row listing each round's. */
+function perRound(name, values, unit, target, digits = 2) {
+  const row = [name, median(values), unit, target];
+  if (values.length < 2) return [row];
+  return [row, [`  rounds: ${values.map((v) => v.toFixed(digits)).join(', ')}`, '']];
+}
+
+/** Invite requests on 1, 2 and 3 hosts, `rounds` times in turn; medians, and the ratios the issue sets. */
+async function inviteRounds(ctx, friends, failures) {
+  const runs = { 1: [], 2: [], 3: [] };
+  for (let round = 1; round <= ctx.options.rounds; round++) {
+    for (const count of [1, 2, 3]) {
+      ctx.progress(`invites, round ${round}: ${count} host(s), ${friends.length} sockets`);
+      const r = await invites(ctx, count, friends);
+      r.errors.samples.forEach(failures.add);
+      runs[count].push({ ...r, allMicros: r.hostMicros + r.pgMicros + r.redisMicros });
+    }
+  }
+  const rows = [];
+  const of = (count, key) => runs[count].map((r) => r[key]);
+  for (const count of [1, 2, 3]) {
+    const label = count === 1 ? '1 host' : `${count} hosts, across`;
+    rows.push([`invites, ${label}: delivered`, median(of(count, 'perSecond')), 'msg/s']);
+    const lat = (key, q) => median(runs[count].map((r) => r[key][q]));
+    rows.push([
+      `  send -> gotinviterequest p50 / p99`,
+      several([lat('lat', 'p50'), lat('lat', 'p99')], 'ms', 2),
+    ]);
+    rows.push([`  durable answer p50 / p99`, several([lat('ack', 'p50'), lat('ack', 'p99')], 'ms', 2)]);
+    const cpu = ['hostMicros', 'pgMicros', 'redisMicros'].map((key) => median(of(count, key)));
+    rows.push([`  CPU per request: hosts / PostgreSQL / Redis`, several(cpu, 'us')]);
+  }
+  const ratio = (a, b, key) => runs[a].map((r, i) => r[key] / runs[b][i][key]);
+  rows.push(...perRound('CPU per request, 2 hosts / 1', ratio(2, 1, 'allMicros'), 'x', ['<=', 1.5]));
+  rows.push(...perRound('CPU per request, 3 hosts / 1', ratio(3, 1, 'allMicros'), 'x', ['<=', 1.5]));
+  rows.push(...perRound('delivered, 2 hosts / 1', ratio(2, 1, 'perSecond'), 'x', ['>=', 1]));
+  rows.push(...perRound('delivered, 3 hosts / 2', ratio(3, 2, 'perSecond'), 'x', ['>=', 1]));
+  return rows;
+}
+
+/** getUser and updateBio on the embedded store then on PostgreSQL, `rounds` times; PostgreSQL against embedded. */
+async function accountRounds(ctx, users, embeddedUsers, failures) {
+  const runs = [];
+  for (let round = 1; round <= ctx.options.rounds; round++) {
+    ctx.progress(`accounts, round ${round}: embedded store, then PostgreSQL`);
+    const embedded = await accounts(ctx, embeddedUsers, join(ctx.tmp, 'embedded'), true);
+    const onPg = await accounts(ctx, users, ctx.dataDir, false);
+    for (const r of [...Object.values(embedded), ...Object.values(onPg)])
+      r.failureSamples.forEach(failures.add);
+    runs.push({ embedded, onPg });
+  }
+  const rows = [];
+  for (const kind of ['getUser', 'updateBio']) {
+    for (const store of ['embedded', 'onPg']) {
+      const name = `${kind}, ${store === 'embedded' ? 'embedded' : 'PostgreSQL'}`;
+      const p99 = median(runs.map((r) => r[store][kind].p99));
+      rows.push([
+        name,
+        `${fmt(median(runs.map((r) => r[store][kind].perSecond)), 'req/s')}, p99 ${p99.toFixed(1)} ms`,
+      ]);
+    }
+    const ratio = runs.map((r) => r.onPg[kind].perSecond / r.embedded[kind].perSecond);
+    rows.push(...perRound(`${kind}, PostgreSQL / embedded`, ratio, 'x', ['>=', 0.8]));
+  }
+  return rows;
+}
+
 export default {
   describe:
     'hosts sharing --database and --redis: requestinvite between friends signed in on different hosts (a window ' +
@@ -83,6 +150,10 @@ export default {
     users: { default: 10_000, help: 'users for getUser and updateBio' },
     clients: { default: 64, help: 'HTTP clients' },
     phases: { default: 'invites,accounts', help: 'a subset of invites,accounts' },
+    rounds: {
+      default: 1,
+      help: 'times each phase runs, in turn (figures are medians: run to run they move by a third)',
+    },
   },
   async seed(ctx) {
     const o = ctx.options;
@@ -110,35 +181,12 @@ export default {
     const o = ctx.options;
     const rows = [];
     const failures = problems();
-    if (o.phases.includes('invites')) {
-      for (const count of [1, 2, 3]) {
-        ctx.progress(`invites: ${count} host(s), ${friends.length} sockets`);
-        const r = await invites(ctx, count, friends);
-        r.errors.samples.forEach(failures.add);
-        const label = count === 1 ? '1 host' : `${count} hosts, across`;
-        rows.push([`invites, ${label}: delivered`, r.perSecond, 'msg/s']);
-        rows.push([`  send -> gotinviterequest p50 / p99`, spread(r.lat)]);
-        rows.push([`  durable answer p50 / p99`, spread(r.ack)]);
-        const cpu = [r.hostMicros, r.pgMicros, r.redisMicros].map(Math.round).join(' / ');
-        rows.push([`  CPU per request: hosts / PostgreSQL / Redis`, `${cpu} us`]);
-      }
-    }
-    if (o.phases.includes('accounts')) {
-      ctx.progress('accounts: embedded store, then PostgreSQL');
-      const embedded = await accounts(ctx, embeddedUsers, join(ctx.tmp, 'embedded'), true);
-      const onPg = await accounts(ctx, users, ctx.dataDir, false);
-      for (const kind of ['getUser', 'updateBio']) {
-        for (const [store, r] of [
-          ['embedded', embedded[kind]],
-          ['PostgreSQL', onPg[kind]],
-        ]) {
-          r.failureSamples.forEach(failures.add);
-          rows.push([`${kind}, ${store}`, `${Math.round(r.perSecond)} req/s, p99 ${r.p99.toFixed(1)} ms`]);
-        }
-      }
-    }
+    if (o.phases.includes('invites')) rows.push(...(await inviteRounds(ctx, friends, failures)));
+    if (o.phases.includes('accounts'))
+      rows.push(...(await accountRounds(ctx, users, embeddedUsers, failures)));
+    const rounds = o.rounds > 1 ? `, ${o.rounds} rounds (medians; each round's figure after "rounds:")` : '';
     return {
-      title: `${friends.length} friends, window ${o.window}, ${o.seconds} s per run`,
+      title: `${friends.length} friends, window ${o.window}, ${o.seconds} s per run${rounds}`,
       rows,
       notes: ['CPU per request: all host processes together, all PostgreSQL processes, redis-server.'],
       failures,

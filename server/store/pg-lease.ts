@@ -7,8 +7,9 @@
  * - A host's cache is current while its listening connection has handed it a beat this host sent less than
  *   `leaseMs` ago: everything committed before that beat left was heard (and dropped from the cache) first. Under
  *   read load a host beats every `leaseMs / 4` on a channel of its own; idle, it sends nothing.
- * - A commit is acknowledged `leaseMs` after its answer came. A read started after that acknowledgement uses a
- *   cache whose beat left after the commit, so the commit was heard; or it asks PostgreSQL.
+ * - A commit is acknowledged the longest lease of the hosts listening after its answer came. A read started after
+ *   that acknowledgement uses a cache whose beat left after the commit, so the commit was heard; or it asks
+ *   PostgreSQL.
  * - A host alone waits for nothing: every host says it is alive on the shared channel every ALIVE_MS, and a commit
  *   waits only when, once its own announcement came back to it (so it has heard everything said before it), another
  *   host was heard within ALIVE_LAPSE_MS, or the host cannot tell yet. A host stops using its cache when its own

@@ -463,3 +463,12 @@ export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): P
     throw error;
   }
 }
+
+PG_MIGRATIONS.push({
+  version: 8,
+  name: 'changes announced inside their commits and acknowledged once no host caches what they changed',
+  // Nothing in the tables changes; the version does, so that a host of an earlier version (which announces after
+  // its commits and acknowledges without waiting for other hosts' caches) refuses to start beside this one.
+  sql: `COMMENT ON TABLE hx_records IS
+    'Changes are announced inside their commits (NOTIFY) and acknowledged once no host caches what they changed.'`,
+});

@@ -146,6 +146,22 @@ describe('PostgreSQL store: several processes on one database', () => {
     }
   });
 
+  it('asks the database while its listening connection is away: a change made meanwhile is read at once', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    const b = await openStore(url);
+    const things = b.collection<Doc>('things');
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 0 }));
+    await expect.poll(() => things.get('x')).toEqual({ n: 0 });
+    // Both listening connections die (a restart, a cut): b cannot hear the next change.
+    const schema = new URL(url).searchParams.get('options')!.split('=')[1];
+    await queryAt(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+      `hypernex-companion-listen ${schema}`.slice(0, 63),
+    ]);
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1 }));
+    expect(await things.get('x')).toEqual({ n: 1 });
+  });
+
   it('acknowledges a commit at once when no other store listens, after the lease when one does', async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url, { cacheLeaseMs: 1000 });

@@ -41,6 +41,25 @@ async function refuseAtCommit(url: string, id: string): Promise<void> {
   );
 }
 
+/** Stores a and b on one fresh database, b having read record x ({ n: 0 }) that a wrote. */
+async function twoStoresReadingX() {
+  const url = await freshDatabaseUrl();
+  const a = await openStore(url);
+  const b = await openStore(url);
+  const things = b.collection<Doc>('things');
+  await a.tx((t) => t.repo<Doc>('things').put('x', { n: 0 }));
+  await expect.poll(() => things.get('x')).toEqual({ n: 0 });
+  return { url, a, b, things };
+}
+
+/** Ends the listening connection of every store on `url`'s schema (a restart, a network cut). */
+async function cutListeningConnections(url: string): Promise<void> {
+  const schema = new URL(url).searchParams.get('options')!.split('=')[1];
+  await queryAt(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+    `hypernex-companion-listen ${schema}`.slice(0, 63),
+  ]);
+}
+
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close().catch(() => undefined);
   await dropSchemas();
@@ -133,12 +152,7 @@ describe('PostgreSQL store: several processes on one database', () => {
   });
 
   it('reads at once, from its cache or not, every change another store acknowledged', async () => {
-    const url = await freshDatabaseUrl();
-    const a = await openStore(url);
-    const b = await openStore(url);
-    const things = b.collection<Doc>('things');
-    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 0 }));
-    await expect.poll(() => things.get('x')).toEqual({ n: 0 });
+    const { a, b, things } = await twoStoresReadingX();
     for (let n = 1; n <= 60; n++) {
       await a.tx((t) => t.repo<Doc>('things').put('x', { n }));
       expect(await things.get('x')).toEqual({ n });
@@ -147,17 +161,9 @@ describe('PostgreSQL store: several processes on one database', () => {
   });
 
   it('asks the database while its listening connection is away: a change made meanwhile is read at once', async () => {
-    const url = await freshDatabaseUrl();
-    const a = await openStore(url);
-    const b = await openStore(url);
-    const things = b.collection<Doc>('things');
-    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 0 }));
-    await expect.poll(() => things.get('x')).toEqual({ n: 0 });
+    const { url, a, things } = await twoStoresReadingX();
     // Both listening connections die (a restart, a cut): b cannot hear the next change.
-    const schema = new URL(url).searchParams.get('options')!.split('=')[1];
-    await queryAt(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
-      `hypernex-companion-listen ${schema}`.slice(0, 63),
-    ]);
+    await cutListeningConnections(url);
     await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1 }));
     expect(await things.get('x')).toEqual({ n: 1 });
   });
@@ -399,9 +405,7 @@ describe('PostgreSQL store: several processes on one database', () => {
       ['y', false],
     ]);
     // The listening connections die (a restart, a network cut): once back, b says everything may have changed.
-    await queryAt(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
-      `hypernex-companion-listen ${new URL(url).searchParams.get('options')!.split('=')[1]}`.slice(0, 63),
-    ]);
+    await cutListeningConnections(url);
     await expect.poll(() => heard.at(-1), { timeout: 5000 }).toEqual([null, true]);
     await a.tx((t) => t.repo<Doc>('things').put('z', { n: 1 }));
     await expect.poll(() => heard.at(-1), { timeout: 5000 }).toEqual(['z', true]);

@@ -18,6 +18,8 @@ export class PgListener {
   #probe: NodeJS.Timeout | null = null;
   #delay = RELISTEN_MS;
   #closed = false;
+  /** The listening connection's last query: the next waits for it (a pg client runs one query at a time). */
+  #busy: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly connection: pg.ClientConfig,
@@ -64,25 +66,33 @@ export class PgListener {
   async notify(channel: string, payload: string): Promise<void> {
     const client = this.#client;
     if (!client) throw new Error('not listening');
-    await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    await this.#query(client, 'SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
   /** How many other connections named as this one are open (other hosts listening), asked on this one. */
   async others(): Promise<number> {
     const client = this.#client;
     if (!client) throw new Error('not listening');
-    const rows = await client.query<{ n: string }>(
+    const rows = await this.#query<{ n: string }>(
+      client,
       'SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
       [this.name],
     );
-    return Number(rows.rows[0]?.n ?? 0);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Runs a query on `client` once the previous one of this listener is answered. */
+  #query<R extends pg.QueryResultRow>(client: pg.Client, text: string, values: unknown[] = []): Promise<R[]> {
+    const run = this.#busy.then(async () => (await client.query<R>(text, values)).rows);
+    this.#busy = run.catch(() => undefined);
+    return run;
   }
 
   /** Asks the connection a trivial question; no answer within the client's query timeout means it is gone. */
   #check(): void {
     const client = this.#client;
     if (!client) return;
-    client.query('SELECT 1').catch((error: unknown) => this.#lost(client, error as Error));
+    this.#query(client, 'SELECT 1').catch((error: unknown) => this.#lost(client, error as Error));
   }
 
   #lost(client: pg.Client, error?: Error): void {

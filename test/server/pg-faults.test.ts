@@ -51,21 +51,25 @@ interface Attempt {
   ms: number;
 }
 
+/** Makes invite code `label` through `host`: how it was answered, and when. */
+async function attempt(host: TestHost, label: string): Promise<Attempt> {
+  const started = Date.now();
+  const answer = await host.post('createInviteCode', {
+    userid: admin.id,
+    tokenContent: admin.token,
+    label,
+    singleUse: true,
+  });
+  return { label, ok: answer.success === true, code: answer.result?.error?.code, ms: Date.now() - started };
+}
+
 /** Makes invite codes through `host` one after another until `done()`; each attempt and how it was answered. */
 async function writer(host: TestHost, prefix: string, done: () => boolean): Promise<Attempt[]> {
   const attempts: Attempt[] = [];
   for (let n = 0; !done(); n++) {
-    const label = `${prefix}-${n}`;
-    const started = Date.now();
-    const answer = await host.post('createInviteCode', {
-      userid: admin.id,
-      tokenContent: admin.token,
-      label,
-      singleUse: true,
-    });
-    const code = answer.result?.error?.code;
-    attempts.push({ label, ok: answer.success === true, code, ms: Date.now() - started });
-    if (!answer.success) await new Promise((resolve) => setTimeout(resolve, 50));
+    const answer = await attempt(host, `${prefix}-${n}`);
+    attempts.push(answer);
+    if (!answer.ok) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return attempts;
 }
@@ -82,7 +86,11 @@ async function outageUnderWrites(name: string, outage: () => Promise<void>, reco
   await new Promise((resolve) => setTimeout(resolve, 500));
   await outage();
   const away = Date.now();
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  // A write started during the outage, on each host (a writer's write on its way when it began may instead be
+  // settled once the database is back: its answer was lost, not refused).
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const during = Promise.all([attempt(a, `${name}-a-during`), attempt(b, `${name}-b-during`)]);
+  await new Promise((resolve) => setTimeout(resolve, 3200));
   await recover();
   // Back: both hosts take writes again by themselves.
   await expect
@@ -90,7 +98,8 @@ async function outageUnderWrites(name: string, outage: () => Promise<void>, reco
     .toBe(true);
   await new Promise((resolve) => setTimeout(resolve, 1500));
   stop = true;
-  const attempts = (await Promise.all(writers)).flat();
+  // The writers' last attempts stay last (each host's last write must have landed).
+  const attempts = [...(await during), ...(await Promise.all(writers)).flat()];
   return { attempts, away };
 }
 

@@ -27,17 +27,23 @@ async function openStore(url: string, options: PgStoreOptions = {}): Promise<PgS
   return store;
 }
 
-/** Makes the database refuse record `id` when the statement writing it ends (a deferred constraint trigger). */
-async function refuseAtCommit(url: string, id: string): Promise<void> {
+/**
+ * Makes the database refuse record `id`: as it is written ('refused by the test'), or, `atCommit`, only when the
+ * statement writing it ends ('refused at commit', a deferred constraint trigger).
+ */
+async function refuseRecord(url: string, id: string, atCommit = false): Promise<void> {
+  const message = atCommit ? 'refused at commit' : 'refused by the test';
   await queryAt(
     url,
-    `CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS $$
-     BEGIN IF NEW.id = '${id}' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$`,
+    `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN IF NEW.id = '${id}' THEN RAISE EXCEPTION '${message}'; END IF; RETURN NEW; END $$`,
   );
   await queryAt(
     url,
-    `CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
-     FOR EACH ROW EXECUTE FUNCTION refuse_late()`,
+    atCommit
+      ? `CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON hx_records DEFERRABLE INITIALLY DEFERRED
+         FOR EACH ROW EXECUTE FUNCTION refuse()`
+      : 'CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON hx_records FOR EACH ROW EXECUTE FUNCTION refuse()',
   );
 }
 
@@ -215,7 +221,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
     // Checked only at the end of the statement: the whole statement of a batch fails.
-    await refuseAtCommit(url, 'late');
+    await refuseRecord(url, 'late', true);
     const ids = Array.from({ length: 12 }, (_, i) => (i === 5 ? 'late' : `fine${i}`));
     const outcomes = await Promise.allSettled(
       ids.map((id, i) =>
@@ -427,15 +433,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const b = await openStore(url);
     await a.tx((t) => t.repo<Doc>('things').put('kept', { n: 1 }));
     // The database refuses one record (as a full disk or a lost connection would refuse any).
-    await queryAt(
-      url,
-      `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN IF NEW.id = 'poison' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`,
-    );
-    await queryAt(
-      url,
-      'CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON hx_records FOR EACH ROW EXECUTE FUNCTION refuse()',
-    );
+    await refuseRecord(url, 'poison');
     const effects: string[] = [];
     const failed = a.tx(async (t) => {
       await t.repo<Doc>('things').update('kept', (draft) => {
@@ -467,7 +465,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
     // Checked only at COMMIT (a deferred constraint trigger): the statements succeed, the commit fails.
-    await refuseAtCommit(url, 'late');
+    await refuseRecord(url, 'late', true);
     await expect(a.tx((t) => t.repo<Doc>('things').put('late', { n: 1 }))).rejects.toThrow(
       /refused at commit/,
     );

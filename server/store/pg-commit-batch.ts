@@ -157,9 +157,13 @@ function columns<R extends unknown[]>(rows: R[], width: number): unknown[][] {
   return Array.from({ length: width }, (_, at) => rows.map((row) => row[at]));
 }
 
+/** The argument of hx_commit_batch (from 1) holding the data of the records written (u_d). */
+export const RECORD_DATA_ARG = 20;
+
 /**
  * hx_commit_batch's arguments for `items` (numbered from 1): the batch's reads, then its writes, each row led by
- * the number of its transaction.
+ * the number of its transaction. The records' data (RECORD_DATA_ARG) is one JSON array of their texts: pg would
+ * escape each text as an element of an array literal, for PostgreSQL to parse back.
  */
 export function batchValues(items: readonly CommitItem[]): unknown[] {
   const rows = <R extends unknown[]>(of: (item: CommitItem) => R[]): Array<[number, ...R]> =>
@@ -169,7 +173,7 @@ export function batchValues(items: readonly CommitItem[]): unknown[] {
       rows((item) => item.w[names[0]!].map((_, at) => names.map((n) => item.w[n][at]))),
       names.length + 1,
     );
-  return [
+  const values: unknown[] = [
     items.length,
     items.map((item) => item.id),
     ...columns(
@@ -191,4 +195,6 @@ export function batchValues(items: readonly CommitItem[]): unknown[] {
     ...writes('l_c', 'l_x', 'l_k', 'l_i'),
     ...writes('e_l', 'e_d'),
   ];
+  values[RECORD_DATA_ARG - 1] = `[${(values[RECORD_DATA_ARG - 1] as string[]).join(',')}]`;
+  return values;
 }

@@ -11,6 +11,7 @@ import { PgRecordCache, type CacheFill, type Versioned } from './pg-record-cache
 import { PgReadBatch } from './pg-read-batch.js';
 import {
   batchValues,
+  RECORD_DATA_ARG,
   PgCommitBatch,
   type CommitAnswer,
   type Committed,
@@ -1060,7 +1061,10 @@ async function migrate(pool: pg.Pool, url: string): Promise<string> {
 
 /** The commit statement for `items`, with the NOTIFY that announces them when `notify` ([channel, payload]) is set. */
 function commitStatement(items: readonly CommitItem[], notify: [string, string] | null): pg.QueryConfig {
-  const args = Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ');
+  // The records written come as one JSON array (their texts joined, nothing to escape), made json[] here.
+  const args = Array.from({ length: 39 }, (_, i) =>
+    i + 1 === RECORD_DATA_ARG ? `ARRAY(SELECT json_array_elements($${i + 1}::json))` : `$${i + 1}`,
+  ).join(', ');
   const values = batchValues(items);
   if (!notify) return { name: 'hx_commit_batch', text: `SELECT hx_commit_batch(${args}) AS out`, values };
   // In the same transaction: delivered once the commit is, in commit order, never without it.

@@ -422,7 +422,13 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // Commits are planned once per connection (migration 9): re-planned on each call, they take twice as long.
+    const settings = await queryAt<{ proconfig: string[] }>(
+      url,
+      "SELECT proconfig FROM pg_proc WHERE proname = 'hx_commit_batch' AND pronamespace = current_schema()::regnamespace",
+    );
+    expect(settings.map((row) => row.proconfig)).toEqual([['plan_cache_mode=force_generic_plan']]);
     await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
   });
@@ -524,7 +530,7 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       'SELECT version FROM hx_migrations ORDER BY version',
     );
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
     // The invite requests moved into their table with their last state; the log no longer holds them.
     expect(

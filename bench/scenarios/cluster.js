@@ -3,6 +3,7 @@
 // the CPU of every host, of PostgreSQL and of Redis, to say where the next limit is.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { holdToCpu } from '../harness/cpu-budget.js';
 import { BenchError, cpuWindow, procCpu, startHost, startHosts } from '../harness/host.js';
 import { httpLoad } from '../harness/http.js';
 import { seed, seedUsers } from '../harness/seed.js';
@@ -29,6 +30,8 @@ async function cpuOf(name) {
 /** `count` hosts on the run's database and Redis; friend i signs in on host i % count; requests cross hosts. */
 async function invites(ctx, count, friends) {
   const hosts = await startHosts(ctx, count, { dataDir: ctx.dataDir, config: CONFIG });
+  const share = ctx.options['host-cpu'];
+  if (share > 0) for (const h of hosts) held.add(await holdToCpu(h.pid, share));
   // With several hosts every request goes from one host to another.
   const pick = (s) => {
     for (;;) {
@@ -48,9 +51,17 @@ async function invites(ctx, count, friends) {
   const url = (i) => hosts[i % count].wsUrl;
   const r = await inviteLoad(ctx, friends, { url, cpu, pick, settleMs: 1000, by: 'a host' });
   await Promise.all(hosts.map((h) => h.stop()));
+  await letGo();
   const per = (seconds) => (1e6 * seconds) / r.inWindow;
   const hostMicros = r.cpu.hosts.reduce((sum, c) => sum + per(c.serverSeconds), 0);
   return { ...r, hostMicros, pgMicros: per(r.cpu.pg), redisMicros: per(r.cpu.redis) };
+}
+
+/** The CPU groups of the hosts held to --host-cpu (each lets its host go and removes its group). */
+const held = new Set();
+async function letGo() {
+  await Promise.all([...held].map((release) => release()));
+  held.clear();
 }
 
 /** getUser then updateBio on one host (its store: the run's database, or the embedded folder `dataDir`). */
@@ -70,6 +81,10 @@ async function accounts(ctx, users, dataDir, embedded) {
   await host.stop();
   return out;
 }
+
+/** What the invite rows say of --host-cpu. */
+const heldTo = (ctx) =>
+  ctx.options['host-cpu'] > 0 ? ` (each held to ${ctx.options['host-cpu']} core)` : '';
 
 /** The median of `values`, and (several rounds) a row listing each round's. */
 function perRound(name, values, unit, target, digits = 2) {
@@ -92,7 +107,7 @@ async function inviteRounds(ctx, friends, failures) {
   const rows = [];
   const of = (count, key) => runs[count].map((r) => r[key]);
   for (const count of [1, 2, 3]) {
-    const label = count === 1 ? '1 host' : `${count} hosts, across`;
+    const label = (count === 1 ? '1 host' : `${count} hosts, across`) + heldTo(ctx);
     rows.push([`invites, ${label}: delivered`, median(of(count, 'perSecond')), 'msg/s']);
     const lat = (key, q) => median(runs[count].map((r) => r[key][q]));
     rows.push([
@@ -146,10 +161,21 @@ export default {
   options: {
     friends: { default: 200, help: 'users who are all friends, one socket each' },
     window: { default: 50, help: 'invite requests in flight' },
-    warmup: { default: 1, help: 'seconds of unreported load before each run' },
+    warmup: {
+      default: 3,
+      help:
+        'seconds of unreported load before each run (hosts start afresh for each run and share its load: with ' +
+        '2 or 3 of them each needs longer before its code is compiled)',
+    },
     users: { default: 10_000, help: 'users for getUser and updateBio' },
     clients: { default: 64, help: 'HTTP clients' },
     phases: { default: 'invites,accounts', help: 'a subset of invites,accounts' },
+    'host-cpu': {
+      default: 0,
+      help:
+        'hold each host of the invite runs to this share of one core (0.3: 30 ms of CPU per 100 ms; a cgroup ' +
+        'quota, root only), as hosts on machines of their own: whether a host added adds capacity (0: not held)',
+    },
     rounds: {
       default: 1,
       help: 'times each phase runs, in turn (figures are medians: run to run they move by a third)',
@@ -158,6 +184,7 @@ export default {
   async seed(ctx) {
     const o = ctx.options;
     if (!o.database || !o.redis) throw new BenchError('cluster needs --database URL and --redis URL');
+    ctx.cleanupScenario = letGo;
     const make = async (api) => {
       const ids = Array.from({ length: o.friends }, () => api.ids.id('user'));
       const spec = (i) => ({ id: ids[i], username: `friend${i}`, friends: ids.filter((x) => x !== ids[i]) });

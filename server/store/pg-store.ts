@@ -515,10 +515,9 @@ export class PgStore implements HostStore {
 
   /** As `read`, with each record's version: from the cache while it is current and holds them all. */
   async readVersioned(collection: string, ids: readonly string[]): Promise<Map<string, Versioned>> {
-    if (this.#lease.usable()) {
-      const kept = this.#cache.peekAll(collection, ids);
-      if (kept) return kept;
-    }
+    // The cache first: the lease is asked (and a beat may go) only for a read the cache could answer.
+    const kept = this.#cache.peekAll(collection, ids);
+    if (kept && this.#lease.usable()) return kept;
     try {
       return await this.#reads.read(collection, ids);
     } catch (error) {

@@ -13,8 +13,16 @@ import type { PgStore } from './pg-store.js';
 
 /** Targets whose requests past the bound are deleted at most this often (a few extra rows meanwhile are harmless). */
 const PRUNE_EVERY_MS = 10_000;
-/** The shortest time between two inserts of one host (ms): what a sender may wait more for "sent" under load. */
-const INSERT_GAP_MS = 5;
+/**
+ * The shortest time between two inserts of one host (ms), per host sharing the database, at most MAX_INSERT_GAP_MS:
+ * under load the community sends PostgreSQL about as many statements however many hosts it has (each costs it
+ * the same whatever it carries), for a few ms more before a sender hears "sent".
+ */
+export const INSERT_GAP_MS = 5;
+export const MAX_INSERT_GAP_MS = 20;
+
+/** The gap between two inserts of a host when `hosts` share the database. */
+export const insertGap = (hosts: number): number => Math.min(INSERT_GAP_MS * hosts, MAX_INSERT_GAP_MS);
 /** Requests per statement when a folder's history moves into the database. */
 const IMPORT_BATCH = 5000;
 
@@ -99,9 +107,8 @@ export class PgInviteHistory implements InviteHistory {
     if (!this.#next) {
       const columns: Columns = [[], [], [], [], [], [], []];
       const saved = this.#writing.then(async () => {
-        // Under load, statements at most every INSERT_GAP_MS: each host then sends about as many whatever its
-        // share of the load (more hosts, not more statements); a request alone goes at once.
-        const wait = this.#sentAt + INSERT_GAP_MS - Date.now();
+        // Under load, statements at most every insertGap: a request alone goes at once.
+        const wait = this.#sentAt + insertGap(this.store.hostCount()) - Date.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         this.#next = null;
         this.#sentAt = Date.now();

@@ -227,6 +227,14 @@ export class PgLease {
     if (left > 0) await pause(left);
   }
 
+  /** The hosts listening that this one heard within ALIVE_LAPSE_MS, itself included. */
+  hosts(): number {
+    const now = this.now();
+    let count = 1;
+    for (const other of this.#others.values()) if (now - other.heardAt < ALIVE_LAPSE_MS) count++;
+    return count;
+  }
+
   #alone(): boolean {
     const now = this.now();
     if (this.#unsure(now)) return false;

@@ -420,6 +420,11 @@ export class PgStore implements HostStore {
     return this.#listener;
   }
 
+  /** How many hosts share the database, this one included, as far as it heard (see PgLease). */
+  hostCount(): number {
+    return this.#lease.hosts();
+  }
+
   /** Whether a record in this host's cache is current (see PgLease). */
   cacheCurrent(): boolean {
     return this.#lease.usable();

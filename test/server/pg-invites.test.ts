@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { expectOk, manualClock, signUp, startHost, tempDir, type Account, type TestHost } from './helpers.js';
 import { dropSchemas, freshDatabaseUrl, queryAt } from './pg-helpers.js';
 import { memoryCooldowns, type Cooldowns } from '../../server/services/limits.js';
+import { insertGap } from '../../server/store/pg-invite-history.js';
 import { TestSocket } from './socket-client.js';
 
 /** The invite-request history on PostgreSQL: one history for every host process sharing a database and folder. */
@@ -288,5 +289,11 @@ describe('invite requests on PostgreSQL', () => {
     });
     // Bob's first gotinviterequest was the second request's: the refused one reached nobody.
     expect(summary(await received(a, bob))).toEqual([{ requestId, state: 'new' }]);
+  });
+});
+
+describe('insertGap: invite-request inserts of a host under load', () => {
+  it('grow apart with the hosts sharing the database, up to 20 ms', () => {
+    expect([1, 2, 3, 4, 10].map(insertGap)).toEqual([5, 10, 15, 20, 20]);
   });
 });

@@ -119,3 +119,19 @@ describe('PgLease: when a commit may be acknowledged', () => {
     await acknowledged(50);
   });
 });
+
+describe('PgLease: how many hosts share the database', () => {
+  it('counts itself and every other host heard within five seconds', async () => {
+    const { lease, advance } = setup();
+    await lease.reconnected();
+    expect(lease.hosts()).toBe(1);
+    lease.heardAlive({ o: 'a', alive: 1, lease: 50 });
+    advance(3000);
+    lease.heardAlive({ o: 'b', alive: 1, lease: 50 });
+    expect(lease.hosts()).toBe(3);
+    advance(2000);
+    expect(lease.hosts()).toBe(2);
+    advance(3000);
+    expect(lease.hosts()).toBe(1);
+  });
+});

@@ -144,7 +144,7 @@ async function main() {
     // A row is [name, value, unit, [op ('<', '<=' or '>='), limit]]; a string value is shown as it is.
     result.rows = result.rows.map(([name, value, unit, target]) => {
       if (typeof value === 'string') return { name, shown: value };
-      const [op, limit] = target ?? [];
+      const [op, limit] = target || [];
       const pass = target && (op === '<' ? value < limit : op === '<=' ? value <= limit : value >= limit);
       return { name, value, unit, target, pass };
     });

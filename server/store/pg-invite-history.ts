@@ -18,8 +18,8 @@ const PRUNE_EVERY_MS = 10_000;
  * under load the community sends PostgreSQL about as many statements however many hosts it has (each costs it
  * the same whatever it carries), for a few ms more before a sender hears "sent".
  */
-export const INSERT_GAP_MS = 5;
-export const MAX_INSERT_GAP_MS = 20;
+const INSERT_GAP_MS = 5;
+const MAX_INSERT_GAP_MS = 20;
 
 /** The gap between two inserts of a host when `hosts` share the database. */
 export const insertGap = (hosts: number): number => Math.min(INSERT_GAP_MS * hosts, MAX_INSERT_GAP_MS);

@@ -229,30 +229,29 @@ export class PgLease {
 
   /** The hosts listening that this one heard within ALIVE_LAPSE_MS, itself included. */
   hosts(): number {
-    const now = this.now();
-    let count = 1;
-    for (const other of this.#others.values()) if (now - other.heardAt < ALIVE_LAPSE_MS) count++;
-    return count;
+    return 1 + this.#liveOthers(this.now()).length;
   }
 
   #alone(): boolean {
     const now = this.now();
-    if (this.#unsure(now)) return false;
-    for (const [origin, other] of this.#others) {
-      if (now - other.heardAt < ALIVE_LAPSE_MS) return false;
-      this.#others.delete(origin);
-    }
-    return true;
+    return !this.#unsure(now) && this.#liveOthers(now).length === 0;
   }
 
   #longestLease(): number {
-    let longest = clampLease(this.leaseMs);
     const now = this.now();
     // Another host's lease is not known yet: the longest any may have.
     if (this.#unsure(now)) return MAX_LEASE_MS;
-    for (const other of this.#others.values())
-      if (now - other.heardAt < ALIVE_LAPSE_MS) longest = Math.max(longest, other.lease);
-    return longest;
+    return Math.max(clampLease(this.leaseMs), ...this.#liveOthers(now).map((other) => other.lease));
+  }
+
+  /** The other hosts heard within ALIVE_LAPSE_MS; those not heard for longer are taken for gone (forgotten). */
+  #liveOthers(now: number): Array<{ heardAt: number; lease: number }> {
+    const live = [];
+    for (const [origin, other] of this.#others) {
+      if (now - other.heardAt < ALIVE_LAPSE_MS) live.push(other);
+      else this.#others.delete(origin);
+    }
+    return live;
   }
 }
 

@@ -1063,18 +1063,20 @@ async function migrate(pool: pg.Pool, url: string): Promise<string> {
   }
 }
 
+/** hx_commit_batch's 39 arguments; the records written come as one JSON array (nothing to escape), made json[] here. */
+const COMMIT_ARGS = Array.from({ length: 39 }, (_, i) =>
+  i + 1 === RECORD_DATA_ARG ? `ARRAY(SELECT json_array_elements($${i + 1}::json))` : `$${i + 1}`,
+).join(', ');
+
 /** The commit statement for `items`, with the NOTIFY that announces them when `notify` ([channel, payload]) is set. */
 function commitStatement(items: readonly CommitItem[], notify: [string, string] | null): pg.QueryConfig {
-  // The records written come as one JSON array (their texts joined, nothing to escape), made json[] here.
-  const args = Array.from({ length: 39 }, (_, i) =>
-    i + 1 === RECORD_DATA_ARG ? `ARRAY(SELECT json_array_elements($${i + 1}::json))` : `$${i + 1}`,
-  ).join(', ');
   const values = batchValues(items);
-  if (!notify) return { name: 'hx_commit_batch', text: `SELECT hx_commit_batch(${args}) AS out`, values };
+  if (!notify)
+    return { name: 'hx_commit_batch', text: `SELECT hx_commit_batch(${COMMIT_ARGS}) AS out`, values };
   // In the same transaction: delivered once the commit is, in commit order, never without it.
   return {
     name: 'hx_commit_batch_notify',
-    text: `SELECT hx_commit_batch(${args}) AS out, pg_notify($40, $41)`,
+    text: `SELECT hx_commit_batch(${COMMIT_ARGS}) AS out, pg_notify($40, $41)`,
     values: [...values, ...notify],
   };
 }

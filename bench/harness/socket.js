@@ -115,8 +115,8 @@ export function socketDriver() {
 /**
  * Keeps `window` requests in flight among the friends' sockets for `ms`. A request is in flight from its send
  * until the target gets gotinviterequest (one per sender-target pair at most) and, on the host, until the sender
- * gets its durable answer. Stragglers get 10 s (answers 30 s), then count as lost. `t.pick(s)`, when given,
- * chooses the target of sender `s` (by default any other).
+ * gets its durable answer. Stragglers get 10 s (answers 30 s), then count as lost. `t.sender()`, when given,
+ * chooses the sender (by default any friend); `t.pick(s)` the target of sender `s` (by default any other).
  */
 export function inviteRun(t, window, ms) {
   const n = t.ids.length;
@@ -127,7 +127,7 @@ export function inviteRun(t, window, ms) {
   const finished = new Promise((resolveRun) => (done = resolveRun));
   const pump = () => {
     while (sending && r.inFlight.size < window) {
-      const s = Math.floor(Math.random() * n);
+      const s = t.sender ? t.sender() : Math.floor(Math.random() * n);
       const to = t.pick ? t.pick(s) : (s + 1 + Math.floor(Math.random() * (n - 1))) % n;
       if (r.inFlight.has(s * n + to)) continue;
       r.inFlight.set(s * n + to, performance.now());
@@ -183,15 +183,17 @@ export function inviteRun(t, window, ms) {
  * The invite load of socket and cluster: the friends' sockets (friend i on `url(i)`) connect, settle for `settleMs`
  * and run inviteRun with ctx.options.window in flight, first for --warmup, then for --seconds. `cpu()` starts the
  * CPU windows of the measured run and resolves with the function ending them. `relay`: the friends talk to a bare
- * relay (no sign-in, gotinviterequest sent as it is); `pick` as in inviteRun; `by` names what closes sockets.
+ * relay (no sign-in, gotinviterequest sent as it is); `sender` and `pick` as in inviteRun; `by` names what closes
+ * sockets.
  */
-export async function inviteLoad(ctx, friends, { url, cpu, relay = false, pick, settleMs = 500, by }) {
+export async function inviteLoad(ctx, friends, how) {
+  const { url, cpu, relay = false, sender, pick, settleMs = 500, by } = how;
   const o = ctx.options;
   const ids = friends.map((u) => u.id);
   const n = ids.length;
   const index = new Map(ids.map((id, i) => [id, i]));
   const driver = socketDriver();
-  const t = { ids, relay, pick, run: null, errors: problems(), friendStatus: 0 };
+  const t = { ids, relay, sender, pick, run: null, errors: problems(), friendStatus: 0 };
   t.payload = relay
     ? (s, to) => `{"to":"${ids[to]}","message":"gotinviterequest","result":{"fromUserId":"${ids[s]}"}}`
     : (s, to) => `{"userId":"${ids[s]}","message":"RequestInvite","args":{"targetUserId":"${ids[to]}"}}`;

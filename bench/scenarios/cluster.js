@@ -27,18 +27,40 @@ async function cpuOf(name) {
   return seconds;
 }
 
-/** `count` hosts on the run's database and Redis; friend i signs in on host i % count; requests cross hosts. */
+/**
+ * Who asks whom, friend i being on host i % count. `across`: any friend asks a friend on another host (with one
+ * host, any other). `one-way`: the friends of the first host ask those of the others, so one host only sends and
+ * the others only receive (with one host, the same pairs as with two): where each side's CPU goes.
+ */
+function pairs(kind, count, n) {
+  const any = () => Math.floor(Math.random() * n);
+  if (kind === 'one-way') {
+    const groups = Math.max(count, 2);
+    const sender = () => groups * Math.floor(Math.random() * Math.ceil(n / groups));
+    const pick = () => {
+      for (;;) {
+        const to = any();
+        if (to % groups !== 0) return to;
+      }
+    };
+    return { sender, pick };
+  }
+  if (kind !== 'across') throw new BenchError(`--pairs is across or one-way, not ${kind}`);
+  const pick = (s) => {
+    for (;;) {
+      const to = any();
+      if (to !== s && (count === 1 || to % count !== s % count)) return to;
+    }
+  };
+  return { sender: any, pick };
+}
+
+/** `count` hosts on the run's database and Redis; friend i signs in on host i % count; who asks whom: pairs(). */
 async function invites(ctx, count, friends) {
   const hosts = await startHosts(ctx, count, { dataDir: ctx.dataDir, config: CONFIG });
   const share = ctx.options['host-cpu'];
   if (share > 0) for (const h of hosts) held.add(await holdToCpu(h.pid, share));
-  // With several hosts every request goes from one host to another.
-  const pick = (s) => {
-    for (;;) {
-      const to = Math.floor(Math.random() * friends.length);
-      if (to !== s && (count === 1 || to % count !== s % count)) return to;
-    }
-  };
+  const { sender, pick } = pairs(ctx.options.pairs, count, friends.length);
   const cpu = async () => {
     const ends = await Promise.all(hosts.map((h) => cpuWindow(h.pid)));
     const [pg0, redis0] = [await cpuOf('postgres'), await cpuOf('redis-server')];
@@ -49,12 +71,13 @@ async function invites(ctx, count, friends) {
     });
   };
   const url = (i) => hosts[i % count].wsUrl;
-  const r = await inviteLoad(ctx, friends, { url, cpu, pick, settleMs: 1000, by: 'a host' });
+  const r = await inviteLoad(ctx, friends, { url, cpu, sender, pick, settleMs: 1000, by: 'a host' });
   await Promise.all(hosts.map((h) => h.stop()));
   await letGo();
   const per = (seconds) => (1e6 * seconds) / r.inWindow;
-  const hostMicros = r.cpu.hosts.reduce((sum, c) => sum + per(c.serverSeconds), 0);
-  return { ...r, hostMicros, pgMicros: per(r.cpu.pg), redisMicros: per(r.cpu.redis) };
+  const eachHost = r.cpu.hosts.map((c) => per(c.serverSeconds));
+  const hostMicros = eachHost.reduce((sum, micros) => sum + micros, 0);
+  return { ...r, eachHost, hostMicros, pgMicros: per(r.cpu.pg), redisMicros: per(r.cpu.redis) };
 }
 
 /** The CPU groups of the hosts held to --host-cpu (each lets its host go and removes its group). */
@@ -95,9 +118,10 @@ function perRound(name, values, unit, target, digits = 2) {
 
 /** Invite requests on 1, 2 and 3 hosts, `rounds` times in turn; medians, and the ratios the issue sets. */
 async function inviteRounds(ctx, friends, failures) {
-  const runs = { 1: [], 2: [], 3: [] };
+  const counts = String(ctx.options.hosts).split(',').map(Number);
+  const runs = Object.fromEntries(counts.map((count) => [count, []]));
   for (let round = 1; round <= ctx.options.rounds; round++) {
-    for (const count of [1, 2, 3]) {
+    for (const count of counts) {
       ctx.progress(`invites, round ${round}: ${count} host(s), ${friends.length} sockets`);
       const r = await invites(ctx, count, friends);
       r.errors.samples.forEach(failures.add);
@@ -106,8 +130,8 @@ async function inviteRounds(ctx, friends, failures) {
   }
   const rows = [];
   const of = (count, key) => runs[count].map((r) => r[key]);
-  for (const count of [1, 2, 3]) {
-    const label = (count === 1 ? '1 host' : `${count} hosts, across`) + heldTo(ctx);
+  for (const count of counts) {
+    const label = (count === 1 ? '1 host' : `${count} hosts, ${ctx.options.pairs}`) + heldTo(ctx);
     rows.push([`invites, ${label}: delivered`, median(of(count, 'perSecond')), 'msg/s']);
     const lat = (key, q) => median(runs[count].map((r) => r[key][q]));
     rows.push([
@@ -117,12 +141,20 @@ async function inviteRounds(ctx, friends, failures) {
     rows.push([`  durable answer p50 / p99`, several([lat('ack', 'p50'), lat('ack', 'p99')], 'ms', 2)]);
     const cpu = ['hostMicros', 'pgMicros', 'redisMicros'].map((key) => median(of(count, key)));
     rows.push([`  CPU per request: hosts / PostgreSQL / Redis`, several(cpu, 'us')]);
+    if (count > 1) {
+      const each = runs[count][0].eachHost.map((_, i) => median(runs[count].map((r) => r.eachHost[i])));
+      rows.push([`  CPU per request, host by host`, several(each, 'us')]);
+    }
   }
-  const ratio = (a, b, key) => runs[a].map((r, i) => r[key] / runs[b][i][key]);
-  rows.push(...perRound('CPU per request, 2 hosts / 1', ratio(2, 1, 'allMicros'), 'x', ['<=', 1.5]));
-  rows.push(...perRound('CPU per request, 3 hosts / 1', ratio(3, 1, 'allMicros'), 'x', ['<=', 1.5]));
-  rows.push(...perRound('delivered, 2 hosts / 1', ratio(2, 1, 'perSecond'), 'x', ['>=', 1]));
-  rows.push(...perRound('delivered, 3 hosts / 2', ratio(3, 2, 'perSecond'), 'x', ['>=', 1]));
+  const ratio = (name, a, b, key, target) => {
+    if (!runs[a] || !runs[b]) return;
+    const values = runs[a].map((r, i) => r[key] / runs[b][i][key]);
+    rows.push(...perRound(name, values, 'x', target));
+  };
+  ratio('CPU per request, 2 hosts / 1', 2, 1, 'allMicros', ['<=', 1.5]);
+  ratio('CPU per request, 3 hosts / 1', 3, 1, 'allMicros', ['<=', 1.5]);
+  ratio('delivered, 2 hosts / 1', 2, 1, 'perSecond', ['>=', 1]);
+  ratio('delivered, 3 hosts / 2', 3, 2, 'perSecond', ['>=', 1]);
   return rows;
 }
 
@@ -169,6 +201,16 @@ export default {
     },
     users: { default: 10_000, help: 'users for getUser and updateBio' },
     clients: { default: 64, help: 'HTTP clients' },
+    pairs: {
+      default: 'across',
+      help:
+        "who asks whom: across (friends on different hosts, both ways) or one-way (the first host's friends ask " +
+        "the others': one host sends, the others receive; the CPU per host splits the two sides)",
+    },
+    hosts: {
+      default: '1,2,3',
+      help: 'the host counts of the invite runs (the ratios need the counts they compare)',
+    },
     phases: { default: 'invites,accounts', help: 'a subset of invites,accounts' },
     'host-cpu': {
       default: 0,

@@ -30,7 +30,8 @@ async function cpuOf(name) {
 /**
  * Who asks whom, friend i being on host i % count. `across`: any friend asks a friend on another host (with one
  * host, any other). `one-way`: the friends of the first host ask those of the others, so one host only sends and
- * the others only receive (with one host, the same pairs as with two): where each side's CPU goes.
+ * the others only receive (with one host, the same pairs as with two): where each side's CPU goes. `within`: any
+ * friend asks another on their own host, so nothing crosses (what splitting the load over processes costs alone).
  */
 function pairs(kind, count, n) {
   const any = () => Math.floor(Math.random() * n);
@@ -45,11 +46,13 @@ function pairs(kind, count, n) {
     };
     return { sender, pick };
   }
-  if (kind !== 'across') throw new BenchError(`--pairs is across or one-way, not ${kind}`);
+  if (kind !== 'across' && kind !== 'within')
+    throw new BenchError(`--pairs is across, one-way or within, not ${kind}`);
+  const fits = (s, to) => count === 1 || (kind === 'within') === (to % count === s % count);
   const pick = (s) => {
     for (;;) {
       const to = any();
-      if (to !== s && (count === 1 || to % count !== s % count)) return to;
+      if (to !== s && fits(s, to)) return to;
     }
   };
   return { sender: any, pick };

@@ -136,7 +136,7 @@ const statusOn = async (on: Served, account: Account): Promise<number> =>
   ).Bio.Status;
 
 describe('two host processes on one database and Redis', () => {
-  it('a token from one is valid on the other; friend requests and invite requests reach sockets on the other', async () => {
+  it('a token from one is valid on the other; friend requests and invite requests (both ways) reach sockets on the other', async () => {
     await community();
     const [a, b] = [await host(), await host()];
     const alice = await signUp(a, 'alice');
@@ -171,6 +171,25 @@ describe('two host processes on one database and Redis', () => {
     const sent = await aliceOnA.next('sentinviterequest');
     const got = await bobOnB.next('gotinviterequest');
     expect(got).toMatchObject({ fromUserId: alice.id, requestId: sent.requestId, fromUsername: 'alice' });
+
+    // And the other way: B takes Bob's request and delivers it to Alice's socket on A.
+    await expect.poll(() => statusOn(b, alice)).not.toBe(0);
+    bobOnB.sendJson(as(bob, { userId: bob.id, message: 'requestinvite', args: { targetUserId: alice.id } }));
+    const back = await bobOnB.next('sentinviterequest');
+    expect(await aliceOnA.next('gotinviterequest')).toMatchObject({
+      fromUserId: bob.id,
+      requestId: back.requestId,
+      fromUsername: 'bob',
+    });
+    // Each target's history, read through the host the request did not go through, holds it.
+    const inbox = async (on: Served, me: Account) =>
+      (
+        ((await postJson(on.url, 'inviteRequests', as(me))).result?.InviteRequests ?? []) as Array<{
+          requestId: string;
+        }>
+      ).map((r) => r.requestId);
+    await expect.poll(() => inbox(a, bob)).toContain(sent.requestId);
+    await expect.poll(() => inbox(b, alice)).toContain(back.requestId);
   });
 
   it('an upload through one host downloads byte-identical from the other', async () => {
@@ -296,7 +315,7 @@ describe('two host processes on one database and Redis', () => {
     });
   });
 
-  it('a game server on B serves users of A: new instance, join, lists and presence everywhere', async () => {
+  it('a game server on B serves users of A: new instance, join, lists, presence, and the server script read through A', async () => {
     await community();
     const [a, b] = [await host(), await host()];
     const alice = await signUp(a, 'alice');
@@ -304,6 +323,12 @@ describe('two host processes on one database and Redis', () => {
     await known(b, alice);
     await known(b, bob);
     await friends(a, b, alice, bob);
+    const script = await postJson(a.url, 'upload', {
+      ...as(alice),
+      file: { name: 'logic.js', data: Buffer.from('print("plaza rules")').toString('base64') },
+    });
+    expect(script.success, script.message).toBe(true);
+    const scriptId = (script.result!.UploadData as { FileId: string }).FileId;
     const world = await postJson(a.url, 'upload', {
       ...as(alice),
       file: { name: 'plaza.hnw', data: Buffer.from('world').toString('base64') },
@@ -314,7 +339,7 @@ describe('two host processes on one database and Redis', () => {
         Tags: [],
         ThumbnailURL: '',
         IconURLs: [],
-        ServerScripts: [],
+        ServerScripts: [`${a.url}/api/v1/file/${alice.id}/${scriptId}`],
         BuildPlatform: 0,
       },
     });
@@ -351,6 +376,14 @@ describe('two host processes on one database and Redis', () => {
     expect(opened).toMatchObject({ gameServerId: gs.gameServerId, worldId, Moderators: [alice.id] });
     const instanceId = opened.instanceId as string;
     await gs.next('updatedinstance', (r) => (r.instanceMeta as { Readied: boolean }).Readied);
+    // The game server on B reads the world's server script through A, with the proof it got from B.
+    const scriptPath = `file/${alice.id}/${scriptId}/${gs.gameServerId}/${encodeURIComponent(gs.gameServerToken)}`;
+    const readScript = await fetch(`${a.url}/api/v1/${scriptPath}`);
+    expect(readScript.status).toBe(200);
+    expect(await readScript.text()).toBe('print("plaza rules")');
+    // Another token with its id reads nothing (the refusal is an envelope, as on the real server).
+    const guessed = (await (await fetch(`${a.url}/api/v1/${scriptPath}x`)).json()) as { success: boolean };
+    expect(guessed.success).toBe(false);
 
     bobOnA.sendJson(
       as(bob, {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { HostConfig } from './config.js';
+import type { CommunityDto } from './protocol/host-info.js';
 import type { AccountsService } from './services/accounts.js';
 import type { AssetAccess } from './services/asset-access.js';
 import type { AssetTokens } from './services/asset-tokens.js';
@@ -73,4 +74,6 @@ export interface HostCore {
   userNotes: UserNotes;
   /** Every staff action in one log, with filters, exports and ban import (issue 28). */
   audit: AuditLog;
+  /** Where the community lives (embedded folder, or database and Redis, each checked now), for the Host screen. */
+  community(): Promise<CommunityDto>;
 }

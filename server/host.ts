@@ -61,6 +61,7 @@ import { Store } from './store/store.js';
 import type { HostStore } from './store/seam.js';
 import { useAsFilesFolder } from './store/data-folder.js';
 import { redactUrl } from '../shared/redact-url.js';
+import { communityStatus } from './services/community-status.js';
 import type { LogFileSystem } from './store/wal.js';
 import {
   createModerationService,
@@ -272,6 +273,7 @@ export async function openHost(
       webhooks,
       ...tools.services,
       audit,
+      community: communityOf(config, store, cluster),
       async close() {
         stopSocialPush();
         await tools.close(); // before the store: a job finishes the item in hand and gives up its lease
@@ -294,6 +296,18 @@ export async function openHost(
     await store.close();
     throw error;
   }
+}
+
+/** The Host screen's community facts: the embedded folder, or the database and Redis, each checked when asked. */
+function communityOf(config: HostConfig, store: HostStore, cluster: ClusterLink | null) {
+  const pg = config.database === null ? null : (store as PgStore);
+  const database = pg && {
+    url: config.database!,
+    ping: () => pg.query('SELECT 1'),
+    hostCount: () => pg.hostCount(),
+  };
+  const redis = cluster && { url: config.redis!, ping: () => cluster.redis.ping() };
+  return () => communityStatus(database, redis);
 }
 
 /**

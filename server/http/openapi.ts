@@ -237,9 +237,11 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   'POST /hostStatus': {
     tag: 'Host',
-    summary: 'Bind address, LAN addresses, connected users (admins and the owner)',
+    summary:
+      'Bind address, LAN addresses, connected users, and the community: storage, database and Redis checked now, ' +
+      'hosts (admins and the owner)',
     body: H.HostStatusRequest,
-    result: 'bindHost, port, localOnly, openToLan, lanUrls, connectedUsers, requireInviteCode',
+    result: 'bindHost, port, localOnly, openToLan, lanUrls, connectedUsers, requireInviteCode, community',
   },
   'POST /sentInviteRequests': {
     tag: 'Invites',

@@ -34,7 +34,35 @@ export interface HostStatusDto {
   /** Users with at least one open socket. */
   connectedUsers: Array<{ Id: string; Username: string; sockets: number }>;
   requireInviteCode: boolean;
+  /** Where the community lives and what this host shares it through, checked as the status is read. */
+  community: CommunityDto;
 }
+
+/** A service hosts of one community share, as this host reaches it right now. */
+export interface ServiceCheckDto {
+  /** Its URL, without a password. */
+  address: string;
+  /** It answered a check within COMMUNITY_CHECK_MS. */
+  ok: boolean;
+  /** How long the check took (ms), when it answered. */
+  ms: number | null;
+  /** Why it did not answer, when it did not. */
+  problem: string | null;
+}
+
+export interface CommunityDto {
+  /** `embedded`: this host's data folder holds the community; `postgres`: a database several hosts may share. */
+  storage: 'embedded' | 'postgres';
+  /** With `--database`. */
+  database: ServiceCheckDto | null;
+  /** With `--redis`: presence, socket messages and shared limits between hosts. */
+  redis: ServiceCheckDto | null;
+  /** Host processes serving the community, this one included (heard through the database within 5 s). */
+  hosts: number;
+}
+
+/** The longest a status check waits for the database or Redis (ms). */
+export const COMMUNITY_CHECK_MS = 2000;
 
 /** Bound to this machine only: loopback addresses. */
 export function isLoopbackHost(host: string): boolean {

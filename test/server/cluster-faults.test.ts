@@ -3,8 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CommunityDto } from '../../server/protocol/host-info.js';
 import {
   postJson,
+  runCli,
   spawnServe,
   stop,
   type Served,
@@ -160,6 +162,57 @@ async function answeredWithin(
 }
 
 describe('two host processes while their Redis is stopped', () => {
+  it('shows on the Host status the database, Redis and both hosts; Redis as failing while hung, then back', async () => {
+    await community();
+    const created = await runCli([
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--database',
+      database,
+      '--username',
+      'owner',
+      '--password',
+      PASSWORD,
+      '--email',
+      'owner@example.com',
+      '--rank',
+      '6',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const a = await host();
+    await host();
+    const login = await postJson(a.url, 'login', { username: 'owner', password: PASSWORD });
+    const token = (login.result!.token as { content: string }).content;
+    const found = await postJson(a.url, 'getUser', { username: 'owner', tokenContent: token });
+    const owner = { id: (found.result!.UserData as { Id: string }).Id, token };
+    const status = async () => {
+      const answer = await postJson(a.url, 'hostStatus', { userid: owner.id, tokenContent: owner.token });
+      expect(answer.success, answer.message).toBe(true);
+      return answer.result!.community as CommunityDto;
+    };
+    await expect.poll(async () => (await status()).hosts, { timeout: 5000 }).toBe(2);
+    const healthy = await status();
+    expect(healthy).toMatchObject({
+      storage: 'postgres',
+      database: { ok: true, problem: null, ms: expect.any(Number) },
+      redis: { ok: true, problem: null, ms: expect.any(Number) },
+    });
+    expect(healthy.redis!.address).toContain(`:${new URL(redis!.url).port}`);
+    // The database's URL is shown without its password.
+    const password = new URL(database).password;
+    expect(healthy.database!.address).not.toContain(`:${password}@`);
+    expect(JSON.stringify(healthy)).not.toContain(`:${password}@`);
+
+    redis!.pause();
+    const hung = await status();
+    expect(hung.redis).toMatchObject({ ok: false, ms: null, problem: expect.any(String) });
+    expect(hung.database!.ok).toBe(true);
+    redis!.resume();
+    await expect.poll(async () => (await status()).redis!.ok, { timeout: 5000 }).toBe(true);
+  });
+
   it('answers a requestinvite for a friend on the other host with failedtorequestinvite TARGET_UNREACHABLE within the command timeout, records nothing, lifts the cooldown, and delivers the next request once Redis resumes', async () => {
     await community();
     const [a, b] = [await host(), await host()];

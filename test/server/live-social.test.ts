@@ -240,5 +240,7 @@ describe('live social events and their companions', () => {
     });
     expect(status.openToLan).toMatch(/--host 0\.0\.0\.0/);
     expect(status.connectedUsers).toEqual([{ Id: player.id, Username: 'player', sockets: 1 }]);
+    // On the embedded store the folder is the community: nothing shared to check.
+    expect(status.community).toEqual({ storage: 'embedded', database: null, redis: null, hosts: 1 });
   });
 });

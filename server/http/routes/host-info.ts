@@ -60,6 +60,7 @@ export function hostInfoRoutes(router: Router, core: HostCore): void {
       lanUrls: core.lanUrls(),
       connectedUsers,
       requireInviteCode: await core.requireInviteCode(),
+      community: await core.community(),
     };
     reply(ctx, 'Got host status', { ...status });
   });

@@ -211,6 +211,10 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     // settings stay in the desktop window.
     await nav.getByRole('link', { name: 'Host' }).click();
     await tab.page.getByTestId('host-status').waitFor();
+    // Where the community lives: this host's own folder (the embedded store), one host.
+    const community = tab.page.getByRole('region', { name: 'Community' });
+    await community.getByText("This host's data folder").waitFor();
+    expect(await community.getByTestId('host-count').textContent()).toBe('1 host');
     await tab.page.getByRole('region', { name: 'Invite codes' }).waitFor();
     await tab.page.getByRole('region', { name: 'Game-server tokens' }).waitFor();
     await tab.page.getByRole('region', { name: 'Client builds' }).waitFor();

@@ -10,6 +10,7 @@ import { useSocketStatus } from '../../shared/socket-context.js';
 import { formatDateTime, formatPast, formatRelative } from '../../shared/time.js';
 import { Alert, FormStatus, SubmitButton, TextField } from '../../shared/ui.js';
 import { useNow } from '../../shared/use-now.js';
+import { CommunityCard } from './community-card.js';
 import {
   EXPIRY_CHOICES,
   INVITE_STATE_LABELS,
@@ -166,6 +167,8 @@ export function HostStatusCard() {
           <p className="muted">Reading the host status…</p>
         ) : null}
       </section>
+
+      {status ? <CommunityCard community={status.community} /> : null}
 
       {status ? (
         <section className="card" aria-labelledby="host-share-title">

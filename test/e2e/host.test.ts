@@ -90,6 +90,19 @@ class FakeHost {
   }
 }
 
+/** The section links of the top bar not wholly inside it (scrolled out of its visible width). */
+function sectionsOutOfView(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const nav = document.querySelector('.topnav')!.getBoundingClientRect();
+    return [...document.querySelectorAll('.topnav .topnav-item')]
+      .filter((item) => {
+        const box = item.getBoundingClientRect();
+        return box.left < nav.left - 0.5 || box.right > nav.right + 0.5;
+      })
+      .map((item) => item.textContent ?? '');
+  });
+}
+
 describe('host panel in a real browser with a stand-in desktop bridge', () => {
   let host: Host;
   let browser: Browser;
@@ -216,6 +229,12 @@ describe('host panel in a real browser with a stand-in desktop bridge', () => {
     await community.getByText("This host's data folder").waitFor();
     expect(await community.getByTestId('host-count').textContent()).toBe('1 host');
     await tab.page.getByRole('region', { name: 'Invite codes' }).waitFor();
+    // The owner's seven sections all show, none scrolled out of the bar, at the desktop window's width and on
+    // common laptop screens.
+    for (const width of [1200, 1366, 1440, 1600]) {
+      await tab.page.setViewportSize({ width, height: 800 });
+      expect(await sectionsOutOfView(tab.page), `${width} px`).toEqual([]);
+    }
     await tab.page.getByRole('region', { name: 'Game-server tokens' }).waitFor();
     await tab.page.getByRole('region', { name: 'Client builds' }).waitFor();
     expect(await tab.page.getByRole('heading', { name: 'Settings' }).count()).toBe(0);

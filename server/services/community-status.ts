@@ -16,14 +16,14 @@ export interface CommunityRedis {
 
 /** `text` with the password of `url` (as written, and decoded) masked. */
 function withoutPassword(text: string, url: string): string {
-  let password = '';
+  let secrets: string[] = [];
   try {
-    password = new URL(url).password;
+    const password = new URL(url).password;
+    secrets = password ? [password, decodeURIComponent(password)] : [];
   } catch {
-    return text;
+    // An unparsable URL (or password escape): its redacted form says so; the text is left as it is.
   }
-  if (!password) return text;
-  return [password, decodeURIComponent(password)].reduce((t, secret) => t.split(secret).join('***'), text);
+  return secrets.reduce((t, secret) => t.split(secret).join('***'), text);
 }
 
 /** Times one check, bounded by COMMUNITY_CHECK_MS whatever the service's own limits are. */

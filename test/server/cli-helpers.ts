@@ -63,6 +63,20 @@ export function runCli(args: string[]): Promise<{ code: number | null; stdout: s
   });
 }
 
+/** `user create` on a community (`--data-dir`, `--database`): `<username>@example.com`, with `rank`. */
+export function createUserCli(
+  dir: string,
+  database: string,
+  account: { username: string; password: string; rank: number },
+): ReturnType<typeof runCli> {
+  const { username, password, rank } = account;
+  return runCli([
+    ...['user', 'create', '--data-dir', dir, '--database', database],
+    ...['--username', username, '--password', password],
+    ...['--email', `${username}@example.com`, '--rank', String(rank)],
+  ]);
+}
+
 export async function stop(served: Served, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   if (served.proc.exitCode !== null || served.proc.signalCode !== null) return served.proc.exitCode;
   return new Promise((resolve) => {
@@ -101,6 +115,15 @@ export async function signUpServed(on: Served, username: string, password: strin
   if (!answer.success) throw new Error(`sign-up of ${username} failed: ${answer.message}`);
   const data = answer.result!.UserData as { Id: string; AccountTokens: Array<{ content: string }> };
   return { id: data.Id, token: data.AccountTokens[0]!.content, username };
+}
+
+/** Signs `username` in through the served host `on`: its id and a new token. */
+export async function signInServed(on: Served, username: string, password: string): Promise<ServedAccount> {
+  const login = await postJson(on.url, 'login', { username, password });
+  if (!login.success) throw new Error(`sign-in of ${username} failed: ${login.message}`);
+  const token = (login.result!.token as { content: string }).content;
+  const found = await postJson(on.url, 'getUser', { username, tokenContent: token });
+  return { id: (found.result!.UserData as { Id: string }).Id, token, username };
 }
 
 /** A request body as `account`, with `fields`. */

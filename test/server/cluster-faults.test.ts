@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CommunityDto } from '../../server/protocol/host-info.js';
 import {
+  createUserCli,
   postJson,
-  runCli,
+  signInServed,
   spawnServe,
   stop,
   type Served,
@@ -164,29 +165,11 @@ async function answeredWithin(
 describe('two host processes while their Redis is stopped', () => {
   it('shows on the Host status the database, Redis and both hosts; Redis as failing while hung, then back', async () => {
     await community();
-    const created = await runCli([
-      'user',
-      'create',
-      '--data-dir',
-      dir,
-      '--database',
-      database,
-      '--username',
-      'owner',
-      '--password',
-      PASSWORD,
-      '--email',
-      'owner@example.com',
-      '--rank',
-      '6',
-    ]);
+    const created = await createUserCli(dir, database, { username: 'owner', password: PASSWORD, rank: 6 });
     expect(created.code, created.stderr).toBe(0);
     const a = await host();
     await host();
-    const login = await postJson(a.url, 'login', { username: 'owner', password: PASSWORD });
-    const token = (login.result!.token as { content: string }).content;
-    const found = await postJson(a.url, 'getUser', { username: 'owner', tokenContent: token });
-    const owner = { id: (found.result!.UserData as { Id: string }).Id, token };
+    const owner = await signInServed(a, 'owner', PASSWORD);
     const status = async () => {
       const answer = await postJson(a.url, 'hostStatus', { userid: owner.id, tokenContent: owner.token });
       expect(answer.success, answer.message).toBe(true);

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  createUserCli,
   postJson,
+  signInServed,
   runCli,
   spawnServe,
   stop,
@@ -218,32 +220,10 @@ describe('two host processes on one database and Redis', () => {
 
   it('a ban through B closes the user’s socket on A with 4001 at once, and so does a password reset from the CLI', async () => {
     await community();
-    const created = await runCli([
-      'user',
-      'create',
-      '--data-dir',
-      dir,
-      '--database',
-      database,
-      '--username',
-      'owner',
-      '--password',
-      PASSWORD,
-      '--email',
-      'owner@example.com',
-      '--rank',
-      '6',
-    ]);
+    const created = await createUserCli(dir, database, { username: 'owner', password: PASSWORD, rank: 6 });
     expect(created.code, created.stderr).toBe(0);
     const [a, b] = [await host(), await host()];
-    const login = await postJson(b.url, 'login', { username: 'owner', password: PASSWORD });
-    const ownerToken = (login.result!.token as { content: string }).content;
-    const ownerId = (
-      (await postJson(b.url, 'getUser', { username: 'owner', tokenContent: ownerToken })).result!
-        .UserData as {
-        Id: string;
-      }
-    ).Id;
+    const { id: ownerId, token: ownerToken } = await signInServed(b, 'owner', PASSWORD);
     const dave = await signUp(a, 'dave');
     await known(b, dave);
     const daveOnA = await socketOf(a, dave);

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MovedToDatabaseError } from '../../server/store/data-folder.js';
 import { UsersRepo } from '../../server/store/users.js';
-import { assertBuilt, postJson, runCli, spawnServe, stop as stopServed } from './cli-helpers.js';
+import {
+  assertBuilt,
+  createUserCli,
+  postJson,
+  runCli,
+  spawnServe,
+  stop as stopServed,
+} from './cli-helpers.js';
 import {
   expectFail,
   expectOk,
@@ -183,22 +190,7 @@ describe('CLI on PostgreSQL', () => {
     const database = await freshDatabaseUrl();
     const dir = await newDir();
     const host = await start(dir, database);
-    const made = await runCli([
-      'user',
-      'create',
-      '--data-dir',
-      dir,
-      '--database',
-      database,
-      '--username',
-      'dave',
-      '--password',
-      PASSWORD,
-      '--email',
-      'dave@example.com',
-      '--rank',
-      '4',
-    ]);
+    const made = await createUserCli(dir, database, { username: 'dave', password: PASSWORD, rank: 4 });
     expect(made.stderr).toBe('');
     expect(made.code).toBe(0);
     await expect.poll(async () => (await host.post('getUser', { username: 'dave' })).success).toBe(true);

@@ -46,8 +46,6 @@ function pairs(kind, count, n) {
     };
     return { sender, pick };
   }
-  if (kind !== 'across' && kind !== 'within')
-    throw new BenchError(`--pairs is across, one-way or within, not ${kind}`);
   const fits = (s, to) => count === 1 || (kind === 'within') === (to % count === s % count);
   const pick = (s) => {
     for (;;) {
@@ -119,9 +117,19 @@ function perRound(name, values, unit, target, digits = 2) {
   return [row, [`  rounds: ${values.map((v) => v.toFixed(digits)).join(', ')}`, '']];
 }
 
-/** Invite requests on 1, 2 and 3 hosts, `rounds` times in turn; medians, and the ratios the issue sets. */
+/** The host counts of --hosts, and --pairs, checked before any host starts. */
+function inviteOptions(o) {
+  const counts = String(o.hosts).split(',').map(Number);
+  if (!counts.every((count) => Number.isInteger(count) && count >= 1))
+    throw new BenchError(`--hosts is a list of host counts such as 1,2,3, not ${o.hosts}`);
+  if (!['across', 'one-way', 'within'].includes(o.pairs))
+    throw new BenchError(`--pairs is across, one-way or within, not ${o.pairs}`);
+  return counts;
+}
+
+/** Invite requests on each count of --hosts, `rounds` times in turn; medians, and the ratios the issue sets. */
 async function inviteRounds(ctx, friends, failures) {
-  const counts = String(ctx.options.hosts).split(',').map(Number);
+  const counts = inviteOptions(ctx.options);
   const runs = Object.fromEntries(counts.map((count) => [count, []]));
   for (let round = 1; round <= ctx.options.rounds; round++) {
     for (const count of counts) {

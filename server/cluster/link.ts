@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { InstanceMeta } from '../protocol/instances.js';
 import { redactUrl } from '../../shared/redact-url.js';
+import { withTimeout } from '../../shared/with-timeout.js';
 import { DeliveryBatches, type Delivery } from './delivery-batch.js';
 
 /**
@@ -810,18 +811,5 @@ export class ClusterLink {
     for (const id of [...peer.gameServers.keys()]) this.#removeGameServer(peer, id);
     this.#peers.delete(processId);
     for (const userId of [...peer.users]) this.#removeUser(processId, peer, userId, true);
-  }
-}
-
-/** `promise`, or a rejection once `ms` passed. */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }

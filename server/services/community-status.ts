@@ -1,5 +1,6 @@
 import { COMMUNITY_CHECK_MS, type CommunityDto, type ServiceCheckDto } from '../protocol/host-info.js';
 import { redactUrl } from '../../shared/redact-url.js';
+import { withTimeout } from '../../shared/with-timeout.js';
 
 /** What the status asks of the database hosts share (PgStore): a round trip, and how many hosts it hears. */
 export interface CommunityDatabase {
@@ -30,21 +31,12 @@ function withoutPassword(text: string, url: string): string {
 async function check(url: string, ping: () => Promise<unknown>): Promise<ServiceCheckDto> {
   const address = redactUrl(url);
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`no answer within ${COMMUNITY_CHECK_MS / 1000} s`)),
-      COMMUNITY_CHECK_MS,
-    );
-  });
   try {
-    await Promise.race([ping(), late]);
+    await withTimeout(ping(), COMMUNITY_CHECK_MS, `no answer within ${COMMUNITY_CHECK_MS / 1000} s`);
     return { address, ok: true, ms: Math.round(performance.now() - started), problem: null };
   } catch (error) {
     const problem = error instanceof Error ? error.message : String(error);
     return { address, ok: false, ms: null, problem: withoutPassword(problem, url) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

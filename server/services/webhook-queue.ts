@@ -21,6 +21,11 @@ export interface WebhookQueueDeps {
   log: Logger;
   /** The settings as they are now (read for every try: a URL removed meanwhile stops the message). */
   readSettings(): Promise<WebhookSettingsRecord>;
+  /**
+   * Keeps how a try to `url` went where every host of the community reads it (never rejects: a failure to keep it
+   * is logged there, and the delivery goes on).
+   */
+  keepLast(url: string, delivery: WebhookDeliveryDto): Promise<void>;
 }
 
 /**
@@ -36,8 +41,6 @@ export class WebhookQueue {
   readonly #stop = new AbortController();
   #closing = false;
   #sender: Promise<void> | null = null;
-  /** How the last try of this host went (test or message), for the Host screen. */
-  last: WebhookDeliveryDto | null = null;
 
   constructor(deps: WebhookQueueDeps) {
     this.#deps = deps;
@@ -58,7 +61,7 @@ export class WebhookQueue {
     this.#startSender();
   }
 
-  /** One try now, outside the queue (the Host screen's test); its outcome becomes `last`. */
+  /** One try now, outside the queue (the Host screen's test); its outcome is kept as the last delivery. */
   async sendNow(url: string, what: string, message: WebhookMessage): Promise<WebhookDeliveryDto> {
     const result = await postWebhook(url, message, {
       timeoutMs: this.#deps.limits.timeoutMs,
@@ -67,7 +70,7 @@ export class WebhookQueue {
     if (!result.ok) {
       this.#deps.log.warn({ what, url: maskWebhookUrl(url), detail: result.detail }, 'a webhook test failed');
     }
-    return this.#record(what, 1, result, true);
+    return this.#record(url, what, 1, result, true);
   }
 
   /** Takes no more; what is being sent gets `closeGraceMs` to finish; the rest is logged and dropped. */
@@ -135,7 +138,7 @@ export class WebhookQueue {
         this.#closing ||
         attempt >= limits.maxAttempts ||
         wait > limits.retryAfterMaxMs;
-      this.#record(job.what, attempt, result, final);
+      await this.#record(settings.url, job.what, attempt, result, final);
       if (result.ok) return;
       const context = { what: job.what, content: job.message.content, url: maskWebhookUrl(settings.url) };
       if (final) {
@@ -167,9 +170,16 @@ export class WebhookQueue {
     }
   }
 
-  #record(what: string, attempts: number, result: Attempt, final: boolean): WebhookDeliveryDto {
+  async #record(
+    url: string,
+    what: string,
+    attempts: number,
+    result: Attempt,
+    final: boolean,
+  ): Promise<WebhookDeliveryDto> {
     const detail = result.ok || final ? result.detail : `${result.detail}; trying again`;
-    this.last = { ok: result.ok, at: unixSeconds(this.#deps.clock), what, attempts, detail };
-    return this.last;
+    const delivery = { ok: result.ok, at: unixSeconds(this.#deps.clock), what, attempts, detail };
+    await this.#deps.keepLast(url, delivery);
+    return delivery;
   }
 }

@@ -1,5 +1,5 @@
 import { ErrorCode } from '../protocol/errors.js';
-import { webhookUrlProblem, type WebhookEvent } from '../protocol/webhooks.js';
+import { webhookUrlProblem, type WebhookDeliveryDto, type WebhookEvent } from '../protocol/webhooks.js';
 import { AppError } from '../errors.js';
 import { SETTINGS } from '../store/settings.js';
 import type { StoredUser } from '../store/users.js';
@@ -8,6 +8,8 @@ import { unixSeconds, type ServiceDeps } from './context.js';
 
 /** The settings record holding the webhook (one record of the settings collection, beside `host`). */
 export const WEBHOOK_SETTING = 'webhook';
+/** The settings record holding how the community's newest try went, whichever host made it. */
+export const WEBHOOK_LAST = 'webhook-last';
 
 /** As stored: the URL in full (it is needed to send), which no answer to a client ever holds. */
 export interface WebhookSettingsRecord {
@@ -97,7 +99,28 @@ export function createWebhookSettings(
         };
         const target = { targetId: 'webhook', targetName: 'Webhook' };
         await appendStaffEntry(t, deps, by.Id, 'changewebhook', target, fields);
+        // The last delivery went to the old address: it says nothing about the new one.
+        if (fields.urlChanged) await t.repo(SETTINGS).remove(WEBHOOK_LAST);
         return saved;
+      });
+    },
+
+    /** How the community's newest try went (test or message), whichever host made it; null before any. */
+    async last(): Promise<WebhookDeliveryDto | null> {
+      return (await store.collection<WebhookDeliveryDto>(SETTINGS).get(WEBHOOK_LAST)) ?? null;
+    },
+
+    /**
+     * Keeps `delivery` as the newest try, unless the URL it went to is no longer the one set (it says nothing about
+     * the new one) or another host kept a newer one meanwhile.
+     */
+    async keepLast(url: string, delivery: WebhookDeliveryDto): Promise<void> {
+      await store.tx(async (t) => {
+        const current = await t.repo<WebhookSettingsRecord>(SETTINGS).get(WEBHOOK_SETTING);
+        if (current?.url !== url) return;
+        const repo = t.repo<WebhookDeliveryDto>(SETTINGS);
+        const kept = await repo.get(WEBHOOK_LAST);
+        if (!kept || kept.at <= delivery.at) repo.put(WEBHOOK_LAST, delivery);
       });
     },
   };

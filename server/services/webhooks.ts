@@ -28,6 +28,10 @@ export function createWebhooks(deps: WebhooksDeps) {
     clock,
     log,
     readSettings: () => settings.read(),
+    keepLast: (url, delivery) =>
+      settings.keepLast(url, delivery).catch((error: unknown) =>
+        log.warn({ err: error, what: delivery.what }, 'could not keep how a webhook try went'),
+      ),
   });
 
   function enqueue(make: () => WebhookJob): void {
@@ -59,7 +63,7 @@ export function createWebhooks(deps: WebhooksDeps) {
       configured: current.url !== null,
       maskedUrl: current.url === null ? null : maskWebhookUrl(current.url),
       events: { moderation: current.moderation, signups: current.signups },
-      lastDelivery: queue.last,
+      lastDelivery: await settings.last(),
     };
   }
 
@@ -71,8 +75,6 @@ export function createWebhooks(deps: WebhooksDeps) {
       const before = await settings.read();
       const saved = await settings.change(patch, by);
       const urlChanged = saved.url !== before.url;
-      // The last delivery went to the old address: it says nothing about the new one.
-      if (urlChanged) queue.last = null;
       log.info({ by: by.Id, configured: saved.url !== null, urlChanged }, 'webhook settings changed');
       return view();
     },

@@ -202,10 +202,19 @@ export const WebhookSettingsRecord = z.object({
   changedAt: time.optional(),
   changedBy: text.optional(),
 });
+/** How the community's newest webhook try went, whichever host made it (webhook-settings.ts). */
+export const WebhookLastRecord = z.object({
+  ok: z.boolean(),
+  at: time,
+  what: text,
+  attempts: z.number(),
+  detail: text,
+});
 const SETTINGS_RECORDS: Record<string, z.ZodType> = {
   host: HostSettingsRecord,
   community: CommunitySettingsRecord,
   webhook: WebhookSettingsRecord,
+  'webhook-last': WebhookLastRecord,
 };
 const UNKNOWN_SETTING = z.custom(() => false, { error: 'this version knows no setting of that name' });
 

@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { defaultDataDir } from './config.js';
 import { openHost } from './host.js';
+import { COMMAND_LINE_ACTOR } from './protocol/audit.js';
+import { appendStaffEntry, userTarget } from './services/audit-log.js';
 
 export const USER_RESET_PASSWORD_HELP = `Usage: hypernex-companion user reset-password [options]
 
@@ -59,7 +61,10 @@ export async function userResetPassword(argv: string[]): Promise<number> {
       ? host.users.byUsername(values.username)
       : host.users.get(values['user-id'] as string));
     if (!user) throw new UserUsageError('no account has that username or id in this data folder');
-    await host.accounts.changePassword(user, values.password);
+    // In the audit log, in the change's own commit: whose, from the command line (never the password).
+    await host.accounts.changePassword(user, values.password, (t) =>
+      appendStaffEntry(t, host, COMMAND_LINE_ACTOR, 'resetpassword', userTarget(user), {}),
+    );
     process.stdout.write(
       `reset the password of ${user.Username} ${user.Id}; their sessions were signed out\n`,
     );

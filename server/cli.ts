@@ -12,6 +12,8 @@ import {
 } from './config.js';
 import { createServer, keepServingAfterRejections, openHost, type HostServer } from './host.js';
 import { RANK_NAMES, type Rank } from './protocol/enums.js';
+import { COMMAND_LINE_ACTOR } from './protocol/audit.js';
+import { appendStaffEntry, userTarget } from './services/audit-log.js';
 import { AppError } from './errors.js';
 import { BuildsUsageError, buildsCommand } from './cli-builds.js';
 import { userResetPassword, UserUsageError } from './cli-users.js';
@@ -241,7 +243,13 @@ async function userCreate(argv: string[]): Promise<number> {
         password: values.password as string,
         email: values.email as string,
       },
-      { rank: rank as Rank, skipInviteCode: true },
+      {
+        rank: rank as Rank,
+        skipInviteCode: true,
+        // In the audit log, in the account's own commit: made from the command line, with its rank.
+        inTx: (t, made) =>
+          appendStaffEntry(t, host, COMMAND_LINE_ACTOR, 'createuser', userTarget(made), { rank }),
+      },
     );
     if (rank === 6) await host.setup.markDone();
     process.stdout.write(

@@ -8,9 +8,14 @@ import { MODERATION_ACTIONS, TIME_END_MAX, type ModerationAction } from './schem
  * below are entries of the same log, read only through `auditLog` (never through `moderationLog`).
  */
 
+/** The acting "user" of staff actions taken from the host's command line (`user create`, `user reset-password`). */
+export const COMMAND_LINE_ACTOR = 'cli';
+export const COMMAND_LINE_NAME = 'command line';
+
 /** Staff actions beyond moderation, recorded in the same log as moderation actions. */
 export const STAFF_ACTIONS = [
   'resetpassword',
+  'createuser',
   'createinvitecode',
   'revokeinvitecode',
   'addgameservertoken',
@@ -28,7 +33,7 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [...MODERATION_ACTIONS, ...
 export const AUDIT_GROUPS = {
   moderation: ['addbadge', 'removebadge', 'setrank', 'warnuser', 'unwarnuser', 'banuser', 'unbanuser'],
   content: ['deleteavatar', 'deleteworld', 'deletefile'],
-  accounts: ['resetpassword'],
+  accounts: ['resetpassword', 'createuser'],
   invites: ['createinvitecode', 'revokeinvitecode'],
   gameservers: ['addgameservertoken', 'revokegameservertoken'],
   host: ['changehostsettings', 'changewebhook'],

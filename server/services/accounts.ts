@@ -26,7 +26,7 @@ export type { LoginOutcome } from './accounts/sign-in.js';
 export interface AccountsService {
   createUser(
     input: CreateUserRequest,
-    options?: { rank?: Rank; skipInviteCode?: boolean; inTx?: (t: Tx) => Promise<void> },
+    options?: { rank?: Rank; skipInviteCode?: boolean; inTx?: (t: Tx, user: StoredUser) => Promise<unknown> },
   ): Promise<{
     user: StoredUser;
     token: TokenDto;

@@ -1,5 +1,7 @@
 import {
   AUDIT_GROUPS,
+  COMMAND_LINE_ACTOR,
+  COMMAND_LINE_NAME,
   isUntilLifted,
   type AuditAction,
   type AuditFilter,
@@ -30,9 +32,16 @@ export interface StaffTarget {
   targetUserId?: string;
 }
 
+/** A user as the target of a staff action. */
+export const userTarget = (user: StoredUser): StaffTarget => ({
+  targetId: user.Id,
+  targetUserId: user.Id,
+  targetName: user.Username,
+});
+
 /**
  * Stages a staff action's entry in `t`. `actorId` is the acting user's id (their name is read in the same commit),
- * or a name such as "cli" for the command line.
+ * or COMMAND_LINE_ACTOR for the host's command line.
  */
 export async function appendStaffEntry(
   t: Tx,
@@ -48,7 +57,7 @@ export async function appendStaffEntry(
     seq: 0,
     time: unixSeconds(deps.clock),
     moderatorId: actorId,
-    moderatorName: actor?.Username ?? actorId,
+    moderatorName: actor?.Username ?? (actorId === COMMAND_LINE_ACTOR ? COMMAND_LINE_NAME : actorId),
     action,
     ...(target.targetUserId === undefined ? {} : { targetUserId: target.targetUserId }),
     targetId: target.targetId,

@@ -3,7 +3,7 @@ import { Rank } from '../protocol/enums.js';
 import { AppError } from '../errors.js';
 import type { StoredUser } from '../store/users.js';
 import type { AccountsService } from './accounts.js';
-import { appendStaffEntry } from './audit-log.js';
+import { appendStaffEntry, userTarget } from './audit-log.js';
 import type { Clock, Ids } from './context.js';
 
 /**
@@ -47,9 +47,8 @@ export function createPasswordAdmin(deps: {
         );
       }
       // The entry names who and whom, never the password.
-      const on = { targetId: target.Id, targetUserId: target.Id, targetName: target.Username };
       await accounts.changePassword(target, newPassword, (t) =>
-        appendStaffEntry(t, staff, actor.Id, 'resetpassword', on, {}),
+        appendStaffEntry(t, staff, actor.Id, 'resetpassword', userTarget(target), {}),
       );
       return target;
     },

@@ -29,9 +29,11 @@ export function createWebhooks(deps: WebhooksDeps) {
     log,
     readSettings: () => settings.read(),
     keepLast: (url, delivery) =>
-      settings.keepLast(url, delivery).catch((error: unknown) =>
-        log.warn({ err: error, what: delivery.what }, 'could not keep how a webhook try went'),
-      ),
+      settings
+        .keepLast(url, delivery)
+        .catch((error: unknown) =>
+          log.warn({ err: error, what: delivery.what }, 'could not keep how a webhook try went'),
+        ),
   });
 
   function enqueue(make: () => WebhookJob): void {

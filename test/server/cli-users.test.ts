@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers.js';
-import { postJson, runCli, spawnServe, stop, type Served } from './cli-helpers.js';
+import { asAccount, postJson, runCli, signInServed, spawnServe, stop, type Served } from './cli-helpers.js';
 
 /** Issue 18: `user reset-password`, and serve saying when other machines cannot connect. */
 describe('command line: password reset and the loopback notice', () => {
@@ -79,5 +79,18 @@ describe('command line: password reset and the loopback notice', () => {
     expect(old.result?.LoginResult).toBe(0);
     const login = await postJson(served.url, 'login', { username: 'owner', password: 'New-pass1!' });
     expect(login.result?.LoginResult).toBe(4);
+    // Both are in the audit log, by the command line, in the order they happened; never the password.
+    const owner = await signInServed(served, 'owner', 'New-pass1!');
+    const audit = await postJson(served.url, 'auditLog', asAccount(owner, { group: 'accounts' }));
+    expect(audit.success, audit.message).toBe(true);
+    const entries = audit.result!.Entries as Array<Record<string, unknown>>;
+    expect(
+      entries.map((e) => [e.action, e.moderatorId, e.moderatorName, e.targetUserId, e.targetName]),
+    ).toEqual([
+      ['resetpassword', 'cli', 'command line', owner.id, 'owner'],
+      ['createuser', 'cli', 'command line', owner.id, 'owner'],
+    ]);
+    expect(entries[1]!.fields).toEqual({ rank: 6 });
+    expect(JSON.stringify(entries)).not.toContain('pass1');
   });
 });

@@ -13,6 +13,7 @@ import { useSession } from '../../shared/session.js';
 import { formatDateTime, localTimeZone } from '../../shared/time.js';
 import { Alert, Spinner } from '../../shared/ui.js';
 import { MODERATION_ACTIONS } from '../../../server/protocol/schemas.js';
+import { RANK_NAMES, type Rank } from '../../../server/protocol/enums.js';
 import { ACTION_LABELS, describeEntry, type LogEntry } from './moderation-model.js';
 import { LogRowMain } from './user-panel.js';
 
@@ -65,6 +66,7 @@ const GROUP_LABELS: Record<AuditGroup, string> = {
 
 export const STAFF_LABELS: Record<string, string> = {
   resetpassword: 'Password reset',
+  createuser: 'Account created',
   createinvitecode: 'Invite code made',
   revokeinvitecode: 'Invite code revoked',
   addgameservertoken: 'Game-server token added',
@@ -107,6 +109,8 @@ function describeAudit(entry: AuditEntry): string {
   const f = entry.fields;
   const str = (v: unknown): string => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
   switch (entry.action) {
+    case 'createuser':
+      return typeof f.rank === 'number' ? `Rank: ${RANK_NAMES[f.rank as Rank] ?? f.rank}` : '';
     case 'changehostsettings':
       return `Invite code required: ${f.requireInviteCode ? 'yes' : 'no'}`;
     case 'changewebhook':

@@ -17,7 +17,8 @@ import { newToken } from './tokens.js';
 export interface CreateUserOptions {
   rank?: Rank;
   skipInviteCode?: boolean;
-  inTx?: (t: Tx) => Promise<void>;
+  /** More to write in the account's own commit (the new account given). */
+  inTx?: (t: Tx, user: StoredUser) => Promise<unknown>;
 }
 
 /** A new account (sign-up, first-run owner, CLI), signed in with a fresh token. */
@@ -47,7 +48,7 @@ export async function createUser(
     if (codeNeeded) {
       await deps.inviteCodes.claim(t, input.inviteCode ?? '', user.Id);
     }
-    await options.inTx?.(t);
+    await options.inTx?.(t, user);
     const created = UsersRepo.in(t).put(user.Id, user);
     t.afterCommit(() => deps.events.emit('accountCreated', { user: created }));
     return created;

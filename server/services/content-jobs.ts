@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { Rank, RANK_NAMES } from '../protocol/enums.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { ContentJobDto, ContentJobFailure } from '../protocol/moderation-tools.js';
-import type { HostStore } from '../store/seam.js';
+import type { HostStore, Tx } from '../store/seam.js';
 import type { StoredUser, UsersRepo } from '../store/users.js';
 import { unixSeconds, type Clock } from './context.js';
 import type { ModerationService } from './moderation.js';
@@ -298,17 +298,43 @@ async function nextStep(deps: ContentJobDeps, run: Runner, jobId: string): Promi
   if (!moderator) return stop(run, jobId, 'The moderator who started the job no longer exists.');
   if (deps.options?.itemDelayMs) await run.sleep(deps.options.itemDelayMs);
   if (run.closing()) return 'more';
-  const outcome = await removeOne(deps, moderator, job.targetUserId, item);
-  if (outcome.stop) return stop(run, jobId, outcome.stop);
   const left = items.length - 1;
+  // A removal is counted in its own commit: a host dying right after it leaves the count right.
+  const removal = { counted: false, leaseHeld: false };
+  const outcome = await removeOne(deps, moderator, job.targetUserId, item, async (t) => {
+    const leaseHeld = await countRemoval(t, run, jobId, left);
+    t.afterCommit(() => Object.assign(removal, { counted: true, leaseHeld }));
+  });
+  if (removal.counted) return removal.leaseHeld ? 'more' : 'finished';
+  if (outcome.stop) return stop(run, jobId, outcome.stop);
   const kept = await record(run, jobId, (j) => {
-    const done = j.done + (outcome.removed ? 1 : 0);
     const failed = j.failed + (outcome.failure ? 1 : 0);
     const failures = outcome.failure ? [...j.failures, outcome.failure].slice(-FAILURES_KEPT) : j.failures;
     const skipped = outcome.failure ? [...j.skipped, item.id] : j.skipped;
-    return { ...j, done, failed, failures, skipped, total: done + failed + left };
+    return { ...j, failed, failures, skipped, total: j.done + failed + left };
   });
   return kept ? 'more' : 'finished';
+}
+
+/**
+ * Counts one removal of job `jobId` in the removal's commit `t` (`left`: items still to go); whether this process
+ * still holds the job's lease (counted either way: the item is gone, whoever runs the job now).
+ */
+async function countRemoval(t: Tx, run: Runner, jobId: string, left: number): Promise<boolean> {
+  const repo = t.repo<StoredContentJob>(CONTENT_JOBS);
+  const job = await repo.get(jobId);
+  if (!job) return false;
+  const done = job.done + 1;
+  const now = unixSeconds(run.clock);
+  const leaseHeld = job.leaseBy === run.processId && job.state === 'running';
+  repo.put(jobId, {
+    ...job,
+    done,
+    total: done + job.failed + left,
+    updatedAt: now,
+    ...(leaseHeld && { leaseAt: now }),
+  });
+  return leaseHeld;
 }
 
 async function stop(run: Runner, jobId: string, reason: string): Promise<'finished'> {
@@ -323,6 +349,7 @@ async function removeOne(
   moderator: StoredUser,
   targetUserId: string,
   item: ContentItem,
+  count: (t: Tx) => Promise<void>,
 ): Promise<Outcome> {
   const [action, fields] =
     item.kind === 'avatar'
@@ -331,7 +358,7 @@ async function removeOne(
         ? (['deleteworld', { worldId: item.id }] as const)
         : (['deletefile', { fileId: item.id }] as const);
   try {
-    await deps.moderation.act(moderator, action, targetUserId, fields);
+    await deps.moderation.act(moderator, action, targetUserId, fields, count);
     return { removed: true };
   } catch (error) {
     if (error instanceof AppError && STOPPING.has(error.code)) return { stop: error.message };

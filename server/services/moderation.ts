@@ -104,13 +104,17 @@ export function createModerationService(deps: ModerationDeps) {
       rawAction: string,
       targetUserId: string,
       body: Record<string, unknown>,
+      /** More to write in the action's own commit (a content job's count of what it removed). */
+      alsoInCommit?: (t: Tx) => Promise<unknown>,
     ): Promise<ActionOutcome> {
       const { known, input } = actionOrThrow(caller, rawAction, body);
       return onTarget(targetUserId, async () => {
         // The action, its effect and its log entry are one commit: all of them or none.
-        const { entry, doomed, state } = await deps.store.tx((t) =>
-          commitAction(deps, t, caller, targetUserId, known, input),
-        );
+        const { entry, doomed, state } = await deps.store.tx(async (t) => {
+          const done = await commitAction(deps, t, caller, targetUserId, known, input);
+          await alsoInCommit?.(t);
+          return done;
+        });
         if (doomed) await deps.content?.removeFiles(doomed);
         return { action: known, state, entry };
       });

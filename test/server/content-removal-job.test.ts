@@ -176,6 +176,33 @@ describe('remove all content of a user', () => {
     expect((await contentOf(host, admin, creator)).Files.length).toBeGreaterThan(0);
   });
 
+  it('counts each removal in the removal’s own commit (a host dying right after it leaves the count right)', async () => {
+    const host = await startHost();
+    opened.push(host);
+    const { mod, creator } = await community(host);
+    // The first removal commits, then its host "stops" before the job hears back: the count is already there.
+    const { moderation } = host.server.core;
+    const act = moderation.act.bind(moderation);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let removals = 0;
+    moderation.act = async (...args) => {
+      const outcome = await act(...args);
+      if (++removals === 1) await held;
+      return outcome;
+    };
+    expectOk(await host.post('startContentRemoval', { ...auth(mod), targetUserId: creator.id }));
+    await expect.poll(() => removals).toBe(1);
+    const log = expectOk(await host.post('moderationLog', { ...auth(mod), targetUserId: creator.id }));
+    expect(log.Total).toBe(1);
+    const { Job } = expectOk(
+      await host.post('contentRemovalJob', { ...auth(mod), targetUserId: creator.id }),
+    );
+    expect(Job).toMatchObject({ state: 'running', done: 1, total: 6 });
+    release();
+    expect(await waitForJob(host, mod, creator, 'done')).toMatchObject({ done: 6, failed: 0, total: 6 });
+  });
+
   it('resumes after a restart with the job half done, and finishes it', async () => {
     const dir = await tempDir();
     const first = await startHost({}, { dir, contentJobs: { itemDelayMs: 120 } });

@@ -36,6 +36,11 @@ export interface HostConfig {
      * PostgreSQL). At most 1000.
      */
     cacheLeaseMs: number;
+    /**
+     * Keys of one index (users by name, public avatars by name...) a host keeps in memory for searches; an index
+     * with more is searched with queries. 0: every search is a query.
+     */
+    searchCacheKeys: number;
   };
   cluster: {
     /** How often a host tells the others it is alive (and who is connected to it). */
@@ -210,6 +215,7 @@ export function defaultConfig(): HostConfig {
       lockTimeoutMs: 2000,
       settleTimeoutMs: 30_000,
       cacheLeaseMs: 50,
+      searchCacheKeys: 50_000,
     },
     cluster: { heartbeatMs: 2000, presenceExpiryMs: 10_000, commandTimeoutMs: 1000, connectTimeoutMs: 2000 },
     host: '127.0.0.1',
@@ -318,6 +324,7 @@ const CONFIG_SHAPE = {
       lockTimeoutMs: numberValue,
       settleTimeoutMs: numberValue,
       cacheLeaseMs: z.number().int().min(0).max(1000),
+      searchCacheKeys: z.number().int().min(0).max(10_000_000),
     })
     .partial(),
   cluster: z

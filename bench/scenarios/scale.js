@@ -90,7 +90,16 @@ function getUsers(count, token) {
   };
 }
 
-/** Starts the host on `url`, measures its start and memory, then loads getUser. */
+/** User searches by a part of a name (`u` and 1-5 digits: from thousands of matches to none), first page. */
+function searchUsers() {
+  return () => {
+    const text = `u${Math.floor(Math.random() * 10 ** (1 + Math.floor(Math.random() * 5)))}`;
+    const check = (a) => (Array.isArray(a.result?.Candidates) ? null : `search: ${JSON.stringify(a.result)}`);
+    return { path: `/api/v1/search/user/${text}/10/0`, check };
+  };
+}
+
+/** Starts the host on `url`, measures its start and memory, then loads getUser, then user searches. */
 async function serve(ctx, url, count, token) {
   const serveArgs = ctx.serveArgs;
   ctx.serveArgs = ['--database', url];
@@ -104,7 +113,9 @@ async function serve(ctx, url, count, token) {
       next: getUsers(count, token),
     });
     const after = await procMemory(host.pid);
-    return { startupMs: host.startupMs, started, after, load };
+    const search = await httpLoad(host.url, { connections: 4, seconds: ctx.options.seconds, next: searchUsers() });
+    const searched = await procMemory(host.pid);
+    return { startupMs: host.startupMs, started, after, load, search, searched };
   } finally {
     await host.stop();
   }
@@ -113,7 +124,8 @@ async function serve(ctx, url, count, token) {
 export default {
   describe:
     'a host on a PostgreSQL community of --users users (default a million) against one of --small: start time and ' +
-    'memory right after the start, getUser throughput and p50/p99 with tokens, users picked across the community.',
+    'memory right after the start, getUser throughput and p50/p99 with tokens, users picked across the community; ' +
+    'then user searches by part of a name, and the memory after them.',
   options: {
     users: { default: 1_000_000, help: 'users of the large community' },
     small: { default: 10_000, help: 'users of the small community' },
@@ -149,9 +161,12 @@ export default {
         rows.push([`${label}: getUser`, r.load.perSecond, 'req/s']);
         rows.push([`${label}: getUser p50 / p99`, spread(r.load)]);
         rows.push([`${label}: RSS after load`, r.after.rssMiB, 'MiB']);
+        rows.push([`${label}: user search, 4 clients`, r.search.perSecond, 'req/s']);
+        rows.push([`${label}: user search p50 / p99`, spread(r.search)]);
+        rows.push([`${label}: RSS after searches`, r.searched.rssMiB, 'MiB', large && ['<', 300]]);
       }
       rows.push(['getUser p99, large / small', many.load.p99 / few.load.p99, 'x', ['<', 1.5]]);
-      loads = [few.load, many.load];
+      loads = [few.load, many.load, few.search, many.search];
     }
     return {
       title: `${o.users} users against ${o.small}, ${o.clients} clients, ${o.seconds} s`,

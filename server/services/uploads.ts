@@ -8,7 +8,8 @@ import { chunk } from './uploads/chunk-receive.js';
 import { chunkStatus, sweepChunkSets } from './uploads/chunk-sets.js';
 import { finish } from './uploads/finish.js';
 import { pathOf, tempPath, uploadFolders } from './uploads/folders.js';
-import { buildOf, BY_OWNER, indexUploads, ownWorldsUsing } from './uploads/indexes.js';
+import { buildOf, BY_OWNER, indexUploads, ownWorldsUsing, searchMatch } from './uploads/indexes.js';
+import type { KeyHit } from '../store/key-search.js';
 import { removeFiles, typeOrThrow } from './uploads/place.js';
 import { openUploadsRecords, uploadData, type ChunkInput, type StoredFile } from './uploads/records.js';
 import type { TempFile } from './uploads/receive.js';
@@ -51,7 +52,7 @@ export function createUploadsService(deps: UploadsDeps) {
     serial: createKeyedSerial(),
     chunks: { processId: randomBytes(8).toString('hex'), placing: new Map() },
   };
-  const content = indexUploads(deps.store, up.records);
+  indexUploads(up.records);
   const { files, avatars, worlds } = up.records;
   return {
     filesDir: up.folders.filesDir,
@@ -91,8 +92,19 @@ export function createUploadsService(deps: UploadsDeps) {
     worlds: (ids: readonly string[]) => worlds.getMany(ids),
     allAvatars: () => avatars.scan(),
     allWorlds: () => worlds.scan(),
-    get contentVersion() {
-      return content.value;
+    /**
+     * Public avatars or worlds whose name holds `text`, or with tag `text` (any case), in name order then id, each
+     * with its key: `offset` skipped, at most `limit`. A query on PostgreSQL.
+     */
+    search(
+      kind: AssetKind,
+      by: 'name' | 'tag',
+      text: string,
+      offset: number,
+      limit: number,
+    ): Promise<KeyHit[]> {
+      const { index, match } = searchMatch(by, text);
+      return (kind === 'avatar' ? avatars : worlds).searchKeys(index, match, offset, limit);
     },
     /**
      * Stores asset-token changes on an avatar or world (their hashes only): `change` gets the newest list and

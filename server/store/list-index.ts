@@ -7,6 +7,9 @@ export class ListIndex<T> {
 
   constructor(readonly keysOf: (record: T) => readonly string[]) {}
 
+  /** Bumped whenever a key gains or loses an id (searches rebuild what they keep from the index then). */
+  version = 0;
+
   /** Moves record `id` from the keys of `before` to those of `after` (either may be null: none). */
   move(id: string, before: T | null, after: T | null): void {
     const old = before === null ? [] : this.keysOf(before);
@@ -14,14 +17,20 @@ export class ListIndex<T> {
     for (const key of old) {
       if (next.includes(key)) continue;
       const set = this.#ids.get(key);
-      set?.delete(id);
+      if (set?.delete(id)) this.version++;
       if (set?.size === 0) this.#ids.delete(key);
     }
     for (const key of next) {
       let set = this.#ids.get(key);
       if (!set) this.#ids.set(key, (set = new Set()));
+      if (!set.has(id)) this.version++;
       set.add(id);
     }
+  }
+
+  /** Every key with each id it holds. */
+  *hits(): IterableIterator<{ key: string; id: string }> {
+    for (const [key, ids] of this.#ids) for (const id of ids) yield { key, id };
   }
 
   /** The ids whose record lists `key`. */

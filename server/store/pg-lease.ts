@@ -63,6 +63,8 @@ export class PgLease {
   readonly #echoes = new Map<number, () => void>();
   #timer: NodeJS.Timeout | null = null;
   #warnedAt = -Infinity;
+  /** Callers of whenUsable waiting for a beat to come back. */
+  readonly #waiters = new Set<() => void>();
 
   constructor(
     readonly origin: string,
@@ -92,6 +94,31 @@ export class PgLease {
     const now = this.now();
     if (!this.#beating && now - this.#lastBeat >= this.leaseMs / 4) this.#beat(now);
     return now - this.#currentFrom < this.leaseMs && now - this.#aliveFrom < ALIVE_LAPSE_MS - ALIVE_MARGIN_MS;
+  }
+
+  /**
+   * Whether the cache is usable, waiting up to `timeoutMs` for a beat to come back when it is not yet (a host
+   * whose event loop or database is busy hears its beats late): for reads a query would make costly.
+   */
+  async whenUsable(timeoutMs: number): Promise<boolean> {
+    if (this.usable()) return true;
+    if (this.leaseMs <= 0) return false;
+    return new Promise((resolve) => {
+      const done = (usable: boolean): void => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        resolve(usable);
+      };
+      const check = (): void => {
+        if (this.usable()) done(true);
+      };
+      const timer = setTimeout(() => done(this.usable()), timeoutMs);
+      this.#waiters.add(check);
+    });
+  }
+
+  #wake(): void {
+    for (const check of [...this.#waiters]) check();
   }
 
   #beat(now: number): void {
@@ -142,7 +169,9 @@ export class PgLease {
   /** One of this host's beats came back. */
   heardBeat(seq: number): void {
     const sentAt = this.#heard(seq);
-    if (sentAt !== undefined) this.#currentFrom = Math.max(this.#currentFrom, sentAt);
+    if (sentAt === undefined) return;
+    this.#currentFrom = Math.max(this.#currentFrom, sentAt);
+    this.#wake();
   }
 
   /** A host (this one or another) said it is alive. */
@@ -158,6 +187,7 @@ export class PgLease {
     if (sentAt === undefined) return;
     this.#aliveFrom = Math.max(this.#aliveFrom, sentAt);
     this.#currentFrom = Math.max(this.#currentFrom, sentAt);
+    this.#wake();
   }
 
   /** This host's commit announcement number `n` came back: everything committed before it was heard. */

@@ -482,3 +482,11 @@ PG_MIGRATIONS.push({
   // the commit (and what it calls) uses generic plans, made once per connection.
   sql: `ALTER FUNCTION hx_commit_batch SET plan_cache_mode = force_generic_plan;`,
 });
+
+PG_MIGRATIONS.push({
+  version: 10,
+  name: 'list keys read in order: searches by name and tag are queries',
+  // Searches walk an index's keys in byte order and stop at the page's end (PgCollection.searchKeys); unique keys
+  // have that order since migration 6, list keys get it here.
+  sql: `CREATE INDEX hx_list_keys_by_prefix ON hx_list_keys (collection, idx, (key COLLATE "C"), id);`,
+});

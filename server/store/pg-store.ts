@@ -22,6 +22,8 @@ import {
 import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
+import type { KeyHit, KeyMatch } from './key-search.js';
+import { DEFAULT_SEARCH_CACHE_KEYS, PgKeyCache } from './pg-key-cache.js';
 import { isSafeId, TransactionConflictError, type LogSpec, type StoreLogger } from './store.js';
 import { txRepo } from './tx-repo.js';
 
@@ -69,6 +71,8 @@ export interface PgStoreOptions {
   settleTimeoutMs?: number;
   /** How long a commit waits before it is acknowledged while other hosts listen, and reads use the cache (ms). */
   cacheLeaseMs?: number;
+  /** Keys per index a host keeps for searches (PgKeyCache); 0: every search is a query. */
+  searchCacheKeys?: number;
 }
 
 const silentLogger: StoreLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -149,6 +153,29 @@ export class PgCollection<T> implements ReadCollection<T> {
       [this.name, index, key],
     );
     return rows.map((row) => frozen(row.data));
+  }
+
+  async searchKeys(index: string, match: KeyMatch, offset: number, limit: number): Promise<KeyHit[]> {
+    const text = 'contains' in match ? match.contains : match.prefix;
+    // PostgreSQL's text holds no NUL, so no key does: nothing matches (and the query would be refused).
+    if (text.includes('\u0000') || limit <= 0) return [];
+    await this.store.indexReady(this, index);
+    const kept = await this.store.searchKept(this.name, index, match, offset, limit);
+    if (kept) return kept;
+    const unique = this.def(index).kind === 'unique';
+    const table = unique ? 'hx_keys' : 'hx_list_keys';
+    // Keys in byte order (COLLATE "C", indexed by migrations 6 and 10): the scan goes in the order asked and stops at
+    // the page's end; a prefix is the range findByPrefix reads.
+    const [where, values] =
+      'contains' in match
+        ? ['strpos(key, $5) > 0', [text]]
+        : ['key COLLATE "C" >= $5 AND key COLLATE "C" < $6', [text, `${text}\u{10FFFF}`]];
+    return this.store.query<KeyHit>(
+      `SELECT key, id FROM ${table} WHERE collection = $1 AND idx = $2 AND ${where}
+        ORDER BY key COLLATE "C"${unique ? '' : ', id'} OFFSET $3 LIMIT $4`,
+      [this.name, index, offset, limit, ...values],
+      `hx_search_${table}_${'contains' in match ? 'contains' : 'prefix'}`,
+    );
   }
 
   async count(): Promise<number> {
@@ -369,6 +396,7 @@ export class PgStore implements HostStore {
   );
   readonly #indexesReady = new Map<string, Promise<void>>();
   readonly #cache = new PgRecordCache();
+  readonly #keyCache: PgKeyCache;
   readonly #reads = new PgReadBatch((collection, ids) => this.#cache.read(this.pool, collection, ids));
   readonly #commits = new PgCommitBatch((items) => this.#sendCommits(items));
   /** Transactions running again after a conflict, one at a time (see #run). */
@@ -392,7 +420,21 @@ export class PgStore implements HostStore {
     readonly logger: StoreLogger,
     private readonly settleTimeoutMs: number,
     cacheLeaseMs: number,
+    searchCacheKeys: number,
   ) {
+    this.#keyCache = new PgKeyCache(searchCacheKeys, {
+      all: (collection, index, max) =>
+        this.query<KeyHit>(
+          `SELECT key, id FROM ${this.#keyTable(collection, index)} WHERE collection = $1 AND idx = $2 LIMIT $3`,
+          [collection, index, max + 1],
+        ),
+      of: (collection, index, ids) =>
+        this.query<KeyHit>(
+          `SELECT key, id FROM ${this.#keyTable(collection, index)}
+            WHERE collection = $1 AND id = ANY($3::text[]) AND idx = $2`,
+          [collection, index, ids],
+        ),
+    });
     this.#lease = new PgLease(
       this.#origin,
       cacheLeaseMs,
@@ -428,6 +470,24 @@ export class PgStore implements HostStore {
   /** Whether a record in this host's cache is current (see PgLease). */
   cacheCurrent(): boolean {
     return this.#lease.usable();
+  }
+
+  /** A search answered from the keys this host keeps (PgKeyCache) while its lease holds; null: ask PostgreSQL. */
+  async searchKept(
+    collection: string,
+    index: string,
+    match: KeyMatch,
+    offset: number,
+    limit: number,
+  ): Promise<KeyHit[] | null> {
+    // A search that is not answered here scans the index: worth waiting a beat's round trip for the lease.
+    if (!(await this.#lease.whenUsable(this.#lease.leaseMs * 2))) return null;
+    return this.#keyCache.search(collection, index, match, offset, limit);
+  }
+
+  /** The table holding the keys of `index` of `collection`. */
+  #keyTable(collection: string, index: string): 'hx_keys' | 'hx_list_keys' {
+    return this.collection(collection).def(index).kind === 'unique' ? 'hx_keys' : 'hx_list_keys';
   }
 
   collection<T>(name: string): PgCollection<T> {
@@ -772,6 +832,7 @@ export class PgStore implements HostStore {
   }
 
   #tell(collection: string, id: string | null, remote: boolean): void {
+    this.#keyCache.changed(collection, id);
     this.#watchers.tell(collection, id, remote);
   }
 
@@ -931,6 +992,7 @@ export class PgStore implements HostStore {
         logger,
         options.settleTimeoutMs ?? 30_000,
         options.cacheLeaseMs ?? DEFAULT_CACHE_LEASE_MS,
+        options.searchCacheKeys ?? DEFAULT_SEARCH_CACHE_KEYS,
       );
       await store.#start(spec);
       return store;

@@ -1,4 +1,5 @@
 import type { Draft } from 'immer';
+import type { KeyHit, KeyMatch } from './key-search.js';
 
 /**
  * The storage seam: the only way services reach data. A store is a set of collections (records by id, with unique
@@ -55,6 +56,11 @@ export interface ReadCollection<T> {
   scan(): AsyncIterable<T>;
   /** The records whose list index `index` holds `key` (e.g. avatars using a build file). */
   list(index: string, key: string): Promise<T[]>;
+  /**
+   * Search: the keys of index `index` (unique or list) that match, each with its record's id, in key order then id:
+   * `offset` matches skipped, at most `limit` (e.g. users whose name holds "ann"). A query on PostgreSQL.
+   */
+  searchKeys(index: string, match: KeyMatch, offset: number, limit: number): Promise<KeyHit[]>;
   /** Declares a unique secondary key before the collection is used (e.g. users by lower-cased name). */
   addIndex(index: string, keyOf: (record: T) => string | undefined): void;
   /** Declares a non-unique index before the collection is used: a record is listed under each of its keys. */

@@ -26,6 +26,7 @@ import { freeze } from 'immer';
 import { txRepo } from './tx-repo.js';
 import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
 import { idsWith, ListIndex } from './list-index.js';
+import { KeyList, type KeyHit, type KeyMatch } from './key-search.js';
 import type { DataStore, ReadCollection, Tx, TxRepo } from './seam.js';
 
 export type { DataStore, Tx, TxRepo } from './seam.js';
@@ -121,6 +122,8 @@ export class TransactionConflictError extends Error {
 interface IndexDef<T> {
   keyOf: (record: T) => string | undefined;
   durable: Map<string, string>;
+  /** Bumped whenever a durable key comes or goes (searches rebuild what they keep from the index then). */
+  version: number;
   /** Keys of versions committed but not durable yet: seen by transactions, not by readers. */
   pending: Map<string, string>;
 }
@@ -131,6 +134,8 @@ export class Collection<T> implements ReadCollection<T> {
   readonly #pending = new Map<string, PendingVersion<T>>();
   readonly #indexes = new Map<string, IndexDef<T>>();
   readonly #lists = new Map<string, ListIndex<T>>();
+  /** What searches keep of each index, and the index's version it was built from. */
+  readonly #keyLists = new Map<string, { version: number; list: KeyList }>();
   #live = 0;
 
   constructor(
@@ -191,18 +196,20 @@ export class Collection<T> implements ReadCollection<T> {
 
   /** Adds a unique secondary key, e.g. users by lower-cased name. */
   addIndex(name: string, keyOf: (record: T) => string | undefined): void {
-    const def: IndexDef<T> = { keyOf, durable: new Map(), pending: new Map() };
+    const def: IndexDef<T> = { keyOf, durable: new Map(), pending: new Map(), version: 0 };
     for (const [id, version] of this.#durable) {
       const key = version.data === null ? undefined : keyOf(version.data);
       if (key !== undefined) def.durable.set(key, id);
     }
     this.#indexes.set(name, def);
+    this.#keyLists.delete(name);
   }
 
   addListIndex(name: string, keysOf: (record: T) => readonly string[]): void {
     const index = new ListIndex(keysOf);
     for (const [id, version] of this.#durable) index.move(id, null, version.data);
     this.#lists.set(name, index);
+    this.#keyLists.delete(name);
   }
 
   list(name: string, key: string): Promise<T[]> {
@@ -236,6 +243,24 @@ export class Collection<T> implements ReadCollection<T> {
     const keys = [...this.#index(name).durable.keys()].filter((key) => key.startsWith(prefix)).sort();
     const found = keys.slice(0, limit).map((key) => this.peekFind(name, key));
     return Promise.resolve(found.filter((record): record is T => record !== undefined));
+  }
+
+  searchKeys(name: string, match: KeyMatch, offset: number, limit: number): Promise<KeyHit[]> {
+    return Promise.resolve(this.#keyList(name).find(match, offset, limit));
+  }
+
+  /** The sorted keys of index `name` (unique or list), rebuilt after the index changed. */
+  #keyList(name: string): KeyList {
+    const unique = this.#indexes.get(name);
+    const version = unique ? unique.version : this.#list(name).version;
+    const kept = this.#keyLists.get(name);
+    if (kept?.version === version) return kept.list;
+    const hits = unique
+      ? [...unique.durable].map(([key, id]) => ({ key, id }))
+      : [...this.#list(name).hits()];
+    const list = new KeyList(hits);
+    this.#keyLists.set(name, { version, list });
+    return list;
   }
 
   /** `find`, synchronously. */
@@ -311,6 +336,7 @@ export class Collection<T> implements ReadCollection<T> {
       if (oldKey !== undefined && oldKey !== newKey && def.durable.get(oldKey) === id)
         def.durable.delete(oldKey);
       if (newKey !== undefined) def.durable.set(newKey, id);
+      if (oldKey !== newKey) def.version++;
     }
     for (const index of this.#lists.values()) index.move(id, before, version.data);
     this.#durable.set(id, { seq: version.seq, data: version.data });

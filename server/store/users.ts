@@ -128,6 +128,12 @@ export class UsersRepo {
     return this.#collection.findByPrefix(BY_NAME, prefix.toLowerCase(), limit);
   }
 
+  /** Users whose name holds `text` (any case), in name order: `offset` skipped, at most `limit`. */
+  async searchByName(text: string, offset: number, limit: number): Promise<string[]> {
+    const hits = await this.#collection.searchKeys(BY_NAME, { contains: text.toLowerCase() }, offset, limit);
+    return hits.map((hit) => hit.id);
+  }
+
   /** Users marked banned (some of whose bans may have run out since: check the end). */
   banned(): Promise<StoredUser[]> {
     return this.#collection.list(BANNED, 'yes');

@@ -422,7 +422,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     // Commits are planned once per connection (migration 9): re-planned on each call, they take twice as long.
     const settings = await queryAt<{ proconfig: string[] }>(
       url,
@@ -530,7 +530,7 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       'SELECT version FROM hx_migrations ORDER BY version',
     );
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
     // The invite requests moved into their table with their last state; the log no longer holds them.
     expect(

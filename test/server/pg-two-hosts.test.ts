@@ -73,6 +73,71 @@ describe('two hosts on one database', () => {
     expect(mine.map((avatar) => avatar.Id)).toEqual([avatarId]);
   });
 
+  it.each([
+    ['the keys B keeps', undefined],
+    ['queries alone (postgres.searchCacheKeys 0)', 0],
+  ])(
+    'searches through B what A changed (%s): names, tags, users, a rename, OwnerOnly, a removal, a ban',
+    async (_how, keys) => {
+      if (keys !== undefined) {
+        await b.close();
+        b = await startHost(
+          { database: a.server.config.database, postgres: { searchCacheKeys: keys } },
+          { dir },
+        );
+      }
+      const alice = await signUp(a, 'alice');
+      const bob = await signUp(a, 'bob');
+      const up = async (owner: Account, name: string, tags: string[]) =>
+        expectOk(
+          await upload(
+            a,
+            owner,
+            { name: 'x.hna', data: name },
+            { avatarMeta: avatarMeta({ Name: name, Tags: tags }) },
+          ),
+        ).AvatarId as string;
+      const robot = await up(alice, 'Robot', ['bots']);
+      const cat = await up(alice, 'Robo Cat', ['bots']);
+      const tree = await up(alice, 'Tree', ['Nature']);
+      const bobs = await up(bob, 'Robo Bob', ['bots']);
+      const find = async (path: string) => expectOk(await b.get(path)).Candidates as string[];
+      // In name order, a page at a time; tags whole and in any case; users by any part of their name.
+      expect(await find('search/avatar/ROBO/10/0')).toEqual([bobs, cat, robot]);
+      expect(await find('search/avatar/robo/2/1')).toEqual([robot]);
+      expect(await find('tag/avatar/BOTS/10/0')).toEqual([bobs, cat, robot]);
+      expect(await find('tag/avatar/bot/10/0')).toEqual([]);
+      expect(await find('search/user/LIC/10/0')).toEqual([alice.id]);
+      // A NUL can be in no name (PostgreSQL's text cannot hold one): no match, not an error.
+      expect(await find('search/avatar/a%00b/10/0')).toEqual([]);
+      expect(await find('search/user/e%00b/10/0')).toEqual([]);
+      // Changes through A show through B at once: a rename, OwnerOnly, a removal.
+      const edit = (id: string, meta: Record<string, unknown>) =>
+        a.post(
+          'update/avatar',
+          as(alice, { avatarMeta: avatarMeta({ Id: id, OwnerId: alice.id, ...meta }) }),
+        );
+      expectOk(await edit(tree, { Name: 'Robot Tree', Tags: ['Nature'] }));
+      expectOk(await edit(robot, { Name: 'Robot', Tags: ['bots'], Publicity: 1 }));
+      expectOk(await a.post('remove/avatar', as(alice, { avatarid: cat })));
+      expect(await find('search/avatar/robo/10/0')).toEqual([bobs, tree]);
+      expect(await find('tag/avatar/nature/10/0')).toEqual([tree]);
+      // A banned owner's content is left out, pages counted without it.
+      const now = Math.floor(Date.now() / 1000);
+      await editUser(a, bob.id, (draft) => {
+        draft.BanStatus = {
+          isBanned: true,
+          BanBegin: now,
+          BanEnd: now + 600,
+          BanReason: 'x',
+          BanDescription: '',
+        };
+      });
+      await expect.poll(() => find('search/avatar/robo/1/0'), { timeout: 3000 }).toEqual([tree]);
+      expect(await find('search/avatar/robo/1/1')).toEqual([]);
+    },
+  );
+
   it('refuses through B the removal of a file that an avatar made through A uses', async () => {
     const alice = await signUp(a, 'alice');
     const avatarId = await uploadAvatar(a, alice, 'in use');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { KeyMatch } from '../../server/store/key-search.js';
 import type { DataStore } from '../../server/store/seam.js';
 
 export interface Doc {
@@ -195,6 +196,46 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       expect(await names('b', 10)).toEqual(['bob']);
       expect(await names('c', 10)).toEqual([]);
       expect(await names('', 3)).toEqual(['an_x', 'ann', 'anna']);
+      await store.close();
+    });
+
+    it('searches the keys of an index: holding a text or starting with one, in key order, paged, as changes commit', async () => {
+      const { store } = await fresh();
+      await store.tx((t) => {
+        for (const name of ['ann', 'joanna', 'annie', 'bob', 'dan', 'zed'])
+          t.repo<Doc>('things').put(`id-${name}`, { n: name.length, name, list: [`t-${name[0]}`, 'all'] });
+      });
+      const things = store.collection<Doc>('things');
+      const keys = async (index: string, match: KeyMatch, offset = 0, limit = 10) =>
+        (await things.searchKeys(index, match, offset, limit)).map((hit) => `${hit.key}:${hit.id}`);
+      // A unique index: every key holding "an", in key order, then a page of it.
+      expect(await keys('name', { contains: 'an' })).toEqual([
+        'ann:id-ann',
+        'annie:id-annie',
+        'dan:id-dan',
+        'joanna:id-joanna',
+      ]);
+      expect(await keys('name', { contains: 'an' }, 1, 2)).toEqual(['annie:id-annie', 'dan:id-dan']);
+      expect(await keys('name', { contains: 'an' }, 4, 2)).toEqual([]);
+      expect(await keys('name', { prefix: 'an' })).toEqual(['ann:id-ann', 'annie:id-annie']);
+      expect(await keys('name', { contains: 'nobody' })).toEqual([]);
+      // A list index: a key held by several records lists each, by id.
+      expect(await keys('tag', { prefix: 'al' }, 0, 3)).toEqual(['all:id-ann', 'all:id-annie', 'all:id-bob']);
+      expect(await keys('tag', { contains: '-a' })).toEqual(['t-a:id-ann', 't-a:id-annie']);
+      // Changes show once committed: a new record, one renamed, one removed.
+      await store.tx(async (t) => {
+        const repo = t.repo<Doc>('things');
+        repo.put('id-hannah', { n: 6, name: 'hannah', list: ['t-h'] });
+        await repo.update('id-dan', (doc) => void (doc.name = 'daniel'));
+        await repo.remove('id-annie');
+      });
+      expect(await keys('name', { contains: 'an' })).toEqual([
+        'ann:id-ann',
+        'daniel:id-dan',
+        'hannah:id-hannah',
+        'joanna:id-joanna',
+      ]);
+      expect(await keys('tag', { contains: '-a' })).toEqual(['t-a:id-ann']);
       await store.close();
     });
 

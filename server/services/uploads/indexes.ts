@@ -1,5 +1,7 @@
 import type { AvatarMetaDto, WorldMetaDto } from '../../protocol/uploads.js';
-import type { HostStore, Tx, TxRepo } from '../../store/seam.js';
+import { Publicity } from '../../protocol/enums.js';
+import type { KeyMatch } from '../../store/key-search.js';
+import type { ReadCollection as Collection, Tx, TxRepo } from '../../store/seam.js';
 import { AVATARS, WORLDS, type StoredFile, type UploadsRecords } from './records.js';
 
 /** List indexes of avatars and worlds: the build files they use; of worlds: the server scripts they use. */
@@ -7,10 +9,32 @@ const BY_BUILD_FILE = 'buildFile';
 const BY_SCRIPT = 'script';
 /** List index of files: their owner. */
 export const BY_OWNER = 'owner';
+/** List index of public avatars and worlds (Publicity Anyone): their lower-cased name, for search. */
+export const SEARCH_NAME = 'searchName';
+/** List index of public avatars and worlds: `<tag>` US `<name>`, lower-cased, so a tag's items list in name order. */
+export const SEARCH_TAG = 'searchTag';
+/** Between a tag and a name in SEARCH_TAG keys (never in either: taken out of both). */
+export const TAG_NAME_SEPARATOR = '\u001f';
 
-/** Bumped on every avatar or world change (by any host), so search indexes know when to rebuild. */
-export interface ContentVersion {
-  value: number;
+const searchable = (text: string): string => text.toLowerCase().replaceAll(TAG_NAME_SEPARATOR, ' ');
+
+/** What a search of public avatars or worlds matches: names holding `text`, or a tag (any case). */
+export function searchMatch(by: 'name' | 'tag', text: string): { index: string; match: KeyMatch } {
+  return by === 'name'
+    ? { index: SEARCH_NAME, match: { contains: searchable(text) } }
+    : { index: SEARCH_TAG, match: { prefix: `${searchable(text)}${TAG_NAME_SEPARATOR}` } };
+}
+
+/** The SEARCH_NAME keys of an avatar or world: its name while anyone may see it. */
+export function searchNameKeys(asset: AvatarMetaDto | WorldMetaDto): string[] {
+  return asset.Publicity === Publicity.Anyone ? [searchable(asset.Name)] : [];
+}
+
+/** The SEARCH_TAG keys of an avatar or world while anyone may see it: each tag once, with its name. */
+export function searchTagKeys(asset: AvatarMetaDto | WorldMetaDto): string[] {
+  if (asset.Publicity !== Publicity.Anyone) return [];
+  const name = searchable(asset.Name);
+  return [...new Set(asset.Tags.map((tag) => `${searchable(tag)}${TAG_NAME_SEPARATOR}${name}`))];
 }
 
 export type AssetRef = { kind: 'avatar' | 'world'; id: string };
@@ -21,24 +45,20 @@ function isString(value: string | null): value is string {
 
 /**
  * Adds the indexes the uploads service reads to the store's collections. Which avatar or world a build file
- * belongs to, and which worlds use a server script: indexes of the store, so they follow every change whichever
- * host made it.
+ * belongs to, which worlds use a server script, public avatars and worlds by name and tag: indexes of the store,
+ * so they follow every change whichever host made it.
  */
-export function indexUploads(store: HostStore, records: UploadsRecords): ContentVersion {
-  const content: ContentVersion = { value: 0 };
+export function indexUploads(records: UploadsRecords): void {
   records.files.addListIndex(BY_OWNER, (file) => [file.UserId]);
-  // Search indexes rebuild when an avatar or world changed, whichever host changed it.
-  const changed = (): void => {
-    content.value++;
-  };
-  store.watch(AVATARS, changed);
-  store.watch(WORLDS, changed);
   records.avatars.addListIndex(BY_BUILD_FILE, (avatar) => avatar.Builds.map((build) => build.FileId));
   records.worlds.addListIndex(BY_BUILD_FILE, (world) => world.Builds.map((build) => build.FileId));
+  for (const assets of [records.avatars, records.worlds] as Array<Collection<AvatarMetaDto | WorldMetaDto>>) {
+    assets.addListIndex(SEARCH_NAME, searchNameKeys);
+    assets.addListIndex(SEARCH_TAG, searchTagKeys);
+  }
   records.worlds.addListIndex(BY_SCRIPT, (world) => [
     ...new Set(world.Builds.flatMap((build) => build.ServerScripts.map(fileIdOfUrl).filter(isString))),
   ]);
-  return content;
 }
 
 export function fileIdOfUrl(url: string): string | null {

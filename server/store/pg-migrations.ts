@@ -490,3 +490,34 @@ PG_MIGRATIONS.push({
   // have that order since migration 6, list keys get it here.
   sql: `CREATE INDEX hx_list_keys_by_prefix ON hx_list_keys (collection, idx, (key COLLATE "C"), id);`,
 });
+
+PG_MIGRATIONS.push({
+  version: 11,
+  name: 'searches of big indexes by trigram (pg_trgm), where the database has it',
+  // A search holding a text anywhere (`LIKE '%text%'`) of an index too big for hosts to keep (a million users)
+  // would check every key; with pg_trgm a GIN index finds the keys holding the text's trigrams. The extension
+  // comes with PostgreSQL (contrib) and is trusted: the database's owner may create it. Where it cannot be created
+  // (another role, a build without contrib), nothing fails: searches check every key, as before. Only the search
+  // indexes are covered (users' names, public avatars' and worlds' names).
+  sql: `
+    DO $$
+    DECLARE
+      ext_schema text;
+    BEGIN
+      BEGIN
+        CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+      EXCEPTION WHEN OTHERS THEN
+        RAISE NOTICE 'pg_trgm is not available (%): searches of big indexes check every key', SQLERRM;
+      END;
+      SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+       WHERE e.extname = 'pg_trgm';
+      IF ext_schema IS NOT NULL THEN
+        EXECUTE format('CREATE INDEX hx_keys_search ON hx_keys USING gin (key %I.gin_trgm_ops) '
+          'WHERE collection = %L AND idx = %L', ext_schema, 'users', 'name');
+        EXECUTE format('CREATE INDEX hx_list_keys_search ON hx_list_keys USING gin (key %I.gin_trgm_ops) '
+          'WHERE idx = %L', ext_schema, 'searchName');
+      END IF;
+    END
+    $$;
+  `,
+});

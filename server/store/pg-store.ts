@@ -166,15 +166,18 @@ export class PgCollection<T> implements ReadCollection<T> {
     const table = unique ? 'hx_keys' : 'hx_list_keys';
     // Keys in byte order (COLLATE "C", indexed by migrations 6 and 10): the scan goes in the order asked and stops at
     // the page's end; a prefix is the range findByPrefix reads.
+    // "Contains" is LIKE, which a trigram index serves (migration 11) when the needle is long enough to have
+    // trigrams and the plan is made for the values asked (no named statement: a plan made for any collection
+    // could not use an index of one).
     const [where, values] =
       'contains' in match
-        ? ['strpos(key, $5) > 0', [text]]
+        ? ['key LIKE $5', [`%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]]
         : ['key COLLATE "C" >= $5 AND key COLLATE "C" < $6', [text, `${text}\u{10FFFF}`]];
     return this.store.query<KeyHit>(
       `SELECT key, id FROM ${table} WHERE collection = $1 AND idx = $2 AND ${where}
         ORDER BY key COLLATE "C"${unique ? '' : ', id'} OFFSET $3 LIMIT $4`,
       [this.name, index, offset, limit, ...values],
-      `hx_search_${table}_${'contains' in match ? 'contains' : 'prefix'}`,
+      'contains' in match ? undefined : `hx_search_${table}_prefix`,
     );
   }
 

@@ -422,13 +422,20 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     // Commits are planned once per connection (migration 9): re-planned on each call, they take twice as long.
     const settings = await queryAt<{ proconfig: string[] }>(
       url,
       "SELECT proconfig FROM pg_proc WHERE proname = 'hx_commit_batch' AND pronamespace = current_schema()::regnamespace",
     );
     expect(settings.map((row) => row.proconfig)).toEqual([['plan_cache_mode=force_generic_plan']]);
+    // Searches of big indexes go by trigram (migration 11: pg_trgm comes with PostgreSQL; the tests' role may
+    // create it).
+    const search = await queryAt<{ indexname: string }>(
+      url,
+      "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE '%_search' ORDER BY 1",
+    );
+    expect(search.map((row) => row.indexname)).toEqual(['hx_keys_search', 'hx_list_keys_search']);
     await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
   });
@@ -530,7 +537,7 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       'SELECT version FROM hx_migrations ORDER BY version',
     );
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
     // The invite requests moved into their table with their last state; the log no longer holds them.
     expect(

@@ -101,6 +101,7 @@ describe('two hosts on one database', () => {
       const cat = await up(alice, 'Robo Cat', ['bots']);
       const tree = await up(alice, 'Tree', ['Nature']);
       const bobs = await up(bob, 'Robo Bob', ['bots']);
+      const odd = await up(alice, 'Odd_Name 50%\\x', []);
       const find = async (path: string) => expectOk(await b.get(path)).Candidates as string[];
       // In name order, a page at a time; tags whole and in any case; users by any part of their name.
       expect(await find('search/avatar/ROBO/10/0')).toEqual([bobs, cat, robot]);
@@ -108,6 +109,10 @@ describe('two hosts on one database', () => {
       expect(await find('tag/avatar/BOTS/10/0')).toEqual([bobs, cat, robot]);
       expect(await find('tag/avatar/bot/10/0')).toEqual([]);
       expect(await find('search/user/LIC/10/0')).toEqual([alice.id]);
+      // LIKE's wildcards and escape are text like any other.
+      for (const text of ['d_n', '_', '50%25', '%25', '%5C', '%5Cx'])
+        expect(await find(`search/avatar/${text}/10/0`)).toEqual([odd]);
+      expect(await find('search/avatar/d%25n/10/0')).toEqual([]);
       // A NUL can be in no name (PostgreSQL's text cannot hold one): no match, not an error.
       expect(await find('search/avatar/a%00b/10/0')).toEqual([]);
       expect(await find('search/user/e%00b/10/0')).toEqual([]);

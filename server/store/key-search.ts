@@ -24,14 +24,15 @@ export class KeyList {
   readonly #starts: Int32Array;
 
   constructor(hits: KeyHit[]) {
-    this.#hits = hits.sort(byKeyThenId);
-    this.#starts = new Int32Array(hits.length);
+    // Frozen: searches hand these out, and nobody may change what the next search reads.
+    this.#hits = hits.map((hit) => Object.freeze({ key: hit.key, id: hit.id })).sort(byKeyThenId);
+    this.#starts = new Int32Array(this.#hits.length);
     let offset = 0;
-    hits.forEach((hit, index) => {
+    this.#hits.forEach((hit, index) => {
       this.#starts[index] = offset;
       offset += hit.key.length + 1;
     });
-    this.#text = hits.map((hit) => hit.key).join('\u0000');
+    this.#text = this.#hits.map((hit) => hit.key).join('\u0000');
   }
 
   /** The matches, in key then id order: `offset` of them skipped, at most `limit`. */

@@ -113,7 +113,11 @@ async function serve(ctx, url, count, token) {
       next: getUsers(count, token),
     });
     const after = await procMemory(host.pid);
-    const search = await httpLoad(host.url, { connections: 4, seconds: ctx.options.seconds, next: searchUsers() });
+    const search = await httpLoad(host.url, {
+      connections: 4,
+      seconds: ctx.options.seconds,
+      next: searchUsers(),
+    });
     const searched = await procMemory(host.pid);
     return { startupMs: host.startupMs, started, after, load, search, searched };
   } finally {

@@ -410,6 +410,32 @@ PG_MIGRATIONS.push({
   `,
 });
 
+/**
+ * The trigram indexes of search (users' names, public avatars' and worlds' names), made at each start when
+ * PostgreSQL has pg_trgm and they are missing: an extension created after a first start gets them at the next.
+ */
+const SEARCH_TRIGRAM_INDEXES = `
+  DO $$
+  DECLARE
+    ext_schema text;
+  BEGIN
+    SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'pg_trgm';
+    IF ext_schema IS NULL OR to_regclass('hx_keys') IS NULL OR to_regclass('hx_list_keys') IS NULL THEN
+      RETURN;
+    END IF;
+    IF to_regclass('hx_keys_search') IS NULL THEN
+      EXECUTE format('CREATE INDEX hx_keys_search ON hx_keys USING gin (key %I.gin_trgm_ops) '
+        'WHERE collection = %L AND idx = %L', ext_schema, 'users', 'name');
+    END IF;
+    IF to_regclass('hx_list_keys_search') IS NULL THEN
+      EXECUTE format('CREATE INDEX hx_list_keys_search ON hx_list_keys USING gin (key %I.gin_trgm_ops) '
+        'WHERE idx = %L', ext_schema, 'searchName');
+    END IF;
+  END
+  $$;
+`;
+
 /** First key of the migrations' advisory lock (the second is the schema's hash). */
 export const MIGRATION_LOCK = 0x48584302;
 
@@ -454,6 +480,7 @@ export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): P
         step.name,
       ]);
     }
+    await client.query(SEARCH_TRIGRAM_INDEXES);
     await client.query('COMMIT');
     client.release();
     return current;
@@ -493,30 +520,18 @@ PG_MIGRATIONS.push({
 
 PG_MIGRATIONS.push({
   version: 11,
-  name: 'searches of big indexes by trigram (pg_trgm), where the database has it',
+  name: 'pg_trgm for searches of big indexes, where the database has it',
   // A search holding a text anywhere (`LIKE '%text%'`) of an index too big for hosts to keep (a million users)
-  // would check every key; with pg_trgm a GIN index finds the keys holding the text's trigrams. The extension
-  // comes with PostgreSQL (contrib) and is trusted: the database's owner may create it. Where it cannot be created
-  // (another role, a build without contrib), nothing fails: searches check every key, as before. Only the search
-  // indexes are covered (users' names, public avatars' and worlds' names).
+  // would check every key; with pg_trgm a GIN index finds the keys holding the text's trigrams (made by
+  // SEARCH_TRIGRAM_INDEXES). The extension comes with PostgreSQL (contrib) and is trusted: the database's owner
+  // may create it. Where it cannot be created (another role, a build without contrib), nothing fails: searches
+  // check every key.
   sql: `
     DO $$
-    DECLARE
-      ext_schema text;
     BEGIN
-      BEGIN
-        CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
-      EXCEPTION WHEN OTHERS THEN
-        RAISE NOTICE 'pg_trgm is not available (%): searches of big indexes check every key', SQLERRM;
-      END;
-      SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-       WHERE e.extname = 'pg_trgm';
-      IF ext_schema IS NOT NULL THEN
-        EXECUTE format('CREATE INDEX hx_keys_search ON hx_keys USING gin (key %I.gin_trgm_ops) '
-          'WHERE collection = %L AND idx = %L', ext_schema, 'users', 'name');
-        EXECUTE format('CREATE INDEX hx_list_keys_search ON hx_list_keys USING gin (key %I.gin_trgm_ops) '
-          'WHERE idx = %L', ext_schema, 'searchName');
-      END IF;
+      CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+    EXCEPTION WHEN OTHERS THEN
+      RAISE NOTICE 'pg_trgm is not available (%): searches of big indexes check every key', SQLERRM;
     END
     $$;
   `,

@@ -202,8 +202,8 @@ export function AuditLog({
         {loading ? <span className="spinner small-spinner" aria-label="Loading" /> : null}
       </div>
       <p className="muted small">
-        Every action by staff: moderation, password resets, accounts made from the host&apos;s command line, invite
-        codes, game-server tokens, host and webhook settings, client builds.
+        Every action by staff: moderation, password resets, accounts made from the host&apos;s command line,
+        invite codes, game-server tokens, host and webhook settings, client builds.
       </p>
       <AuditFilterForm key={JSON.stringify(filter)} filter={filter} filtered={filtered} onFilter={onFilter} />
       {answer?.error ? <Alert tone="error">{answer.error}</Alert> : null}

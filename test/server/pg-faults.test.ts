@@ -80,9 +80,19 @@ async function storedLabels(): Promise<Set<string>> {
   return new Set(codes.map((code) => code.label));
 }
 
+/** A user search through B by part of a name: the ids found (null: refused, with the code), and when. */
+async function search(text: string): Promise<{ ids: string[] | null; code: string | undefined; ms: number }> {
+  const started = Date.now();
+  const answer = await b.get(`search/user/${text}/10/0`);
+  const ids = answer.success ? (answer.result?.Candidates as string[]) : null;
+  return { ids, code: answer.result?.error?.code, ms: Date.now() - started };
+}
+
 async function outageUnderWrites(name: string, outage: () => Promise<void>, recover: () => Promise<void>) {
   let stop = false;
   const writers = [writer(a, `${name}-a`, () => stop), writer(b, `${name}-b`, () => stop)];
+  // B keeps the names' keys for searches from here on.
+  expect((await search('dmi')).ids).toEqual([admin.id]);
   await new Promise((resolve) => setTimeout(resolve, 500));
   await outage();
   const away = Date.now();
@@ -90,12 +100,19 @@ async function outageUnderWrites(name: string, outage: () => Promise<void>, reco
   // settled once the database is back: its answer was lost, not refused).
   await new Promise((resolve) => setTimeout(resolve, 300));
   const during = Promise.all([attempt(a, `${name}-a-during`), attempt(b, `${name}-b-during`)]);
+  // A search meanwhile is refused as a write is: B may not answer from keys it cannot tell are current.
+  const searched = await search('dmi');
+  expect(searched).toMatchObject({ ids: null, code: 'STORAGE_UNAVAILABLE' });
+  expect(searched.ms).toBeLessThan(ANSWER_BOUND_MS);
   await new Promise((resolve) => setTimeout(resolve, 3200));
   await recover();
   // Back: both hosts take writes again by themselves.
   await expect
     .poll(async () => (await a.post('getUser', { userid: admin.id })).success, { timeout: 20_000 })
     .toBe(true);
+  // And B's searches see what A writes from now on.
+  const newcomer = await signUp(a, `${name}newcomer`);
+  await expect.poll(async () => (await search(`${name}newc`)).ids, { timeout: 5000 }).toEqual([newcomer.id]);
   await new Promise((resolve) => setTimeout(resolve, 1500));
   stop = true;
   // The writers' last attempts stay last (each host's last write must have landed).

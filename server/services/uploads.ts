@@ -90,8 +90,6 @@ export function createUploadsService(deps: UploadsDeps) {
     avatars: (ids: readonly string[]) => avatars.getMany(ids),
     /** The worlds of these ids that exist, in that order. */
     worlds: (ids: readonly string[]) => worlds.getMany(ids),
-    allAvatars: () => avatars.scan(),
-    allWorlds: () => worlds.scan(),
     /**
      * Public avatars or worlds whose name holds `text`, or with tag `text` (any case), in name order then id, each
      * with its key: `offset` skipped, at most `limit`. A query on PostgreSQL.

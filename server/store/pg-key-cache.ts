@@ -27,11 +27,11 @@ class IndexKeys {
 
   constructor(readonly collection: string) {}
 
+  /** Drops every key kept (what is marked changed stays marked). */
   forget(): void {
     this.byId.clear();
     this.count = 0;
     this.list = null;
-    this.dirty = 'all';
   }
 
   put(hits: readonly KeyHit[]): void {
@@ -113,7 +113,6 @@ export class PgKeyCache {
     try {
       if (dirty === 'all') {
         keys.forget();
-        keys.dirty = new Set();
         keys.put(await this.load.all(keys.collection, index, this.maxKeys));
       } else {
         const ids = [...dirty];
@@ -130,6 +129,7 @@ export class PgKeyCache {
     }
     if (keys.count > this.maxKeys) {
       keys.forget();
+      keys.dirty = 'all';
       keys.tooBigUntil = this.now() + RECHECK_MS;
       return null;
     }

@@ -162,8 +162,8 @@ export class PgCollection<T> implements ReadCollection<T> {
     await this.store.indexReady(this, index);
     const kept = await this.store.searchKept(this.name, index, match, offset, limit);
     if (kept) return kept;
-    const unique = this.def(index).kind === 'unique';
-    const table = unique ? 'hx_keys' : 'hx_list_keys';
+    const table = this.keyTable(index);
+    const unique = table === 'hx_keys';
     // Keys in byte order (COLLATE "C", indexed by migrations 6 and 10): the scan goes in the order asked and stops at
     // the page's end; a prefix is the range findByPrefix reads.
     // "Contains" is LIKE, which a trigram index serves (migration 11) when the needle is long enough to have
@@ -227,6 +227,11 @@ export class PgCollection<T> implements ReadCollection<T> {
     for (const [index, def] of this.indexes)
       for (const key of new Set(def.keysOf(data))) keys.push({ kind: def.kind, index, key });
     return keys;
+  }
+
+  /** @internal: the table holding the keys of `index`. */
+  keyTable(index: string): 'hx_keys' | 'hx_list_keys' {
+    return this.def(index).kind === 'unique' ? 'hx_keys' : 'hx_list_keys';
   }
 
   /** @internal */
@@ -428,12 +433,12 @@ export class PgStore implements HostStore {
     this.#keyCache = new PgKeyCache(searchCacheKeys, {
       all: (collection, index, max) =>
         this.query<KeyHit>(
-          `SELECT key, id FROM ${this.#keyTable(collection, index)} WHERE collection = $1 AND idx = $2 LIMIT $3`,
+          `SELECT key, id FROM ${this.collection(collection).keyTable(index)} WHERE collection = $1 AND idx = $2 LIMIT $3`,
           [collection, index, max + 1],
         ),
       of: (collection, index, ids) =>
         this.query<KeyHit>(
-          `SELECT key, id FROM ${this.#keyTable(collection, index)}
+          `SELECT key, id FROM ${this.collection(collection).keyTable(index)}
             WHERE collection = $1 AND id = ANY($3::text[]) AND idx = $2`,
           [collection, index, ids],
         ),
@@ -486,11 +491,6 @@ export class PgStore implements HostStore {
     // A search that is not answered here scans the index: worth waiting a beat's round trip for the lease.
     if (!(await this.#lease.whenUsable(this.#lease.leaseMs * 2))) return null;
     return this.#keyCache.search(collection, index, match, offset, limit);
-  }
-
-  /** The table holding the keys of `index` of `collection`. */
-  #keyTable(collection: string, index: string): 'hx_keys' | 'hx_list_keys' {
-    return this.collection(collection).def(index).kind === 'unique' ? 'hx_keys' : 'hx_list_keys';
   }
 
   collection<T>(name: string): PgCollection<T> {
@@ -928,7 +928,7 @@ export class PgStore implements HostStore {
     index: string,
     def: IndexDef<T>,
   ): Promise<void> {
-    const table = def.kind === 'unique' ? 'hx_keys' : 'hx_list_keys';
+    const table = collection.keyTable(index);
     let after = '';
     for (;;) {
       const page = await client.query<{ id: string; data: T }>(

@@ -17,6 +17,7 @@ import {
 } from './helpers.js';
 import { TestSocket } from './socket-client.js';
 import { avatarMeta, blobTree, md5, worldMeta } from './upload-helpers.js';
+import { AVATARS, WORLDS } from '../../server/services/uploads/records.js';
 
 /**
  * The 1.5 generation of official clients (wire reference 12): getCDNs, the CDN's upload, update/avatar and
@@ -141,9 +142,9 @@ describe('1.5 clients (CDN uploads, update/avatar and update/world)', () => {
   /** Everything a refused call could have written: records, the owners' lists and the files on disk. */
   async function written(): Promise<string> {
     const avatars: unknown[] = [];
-    for await (const a of host.server.uploads.allAvatars()) avatars.push(a);
+    for await (const a of host.server.store.collection(AVATARS).scan()) avatars.push(a);
     const worlds: unknown[] = [];
-    for await (const w of host.server.uploads.allWorlds()) worlds.push(w);
+    for await (const w of host.server.store.collection(WORLDS).scan()) worlds.push(w);
     const files = [
       ...(await host.server.uploads.filesOf(alice.id)),
       ...(await host.server.uploads.filesOf(bob.id)),

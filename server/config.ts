@@ -176,8 +176,13 @@ export interface HostConfig {
     timeoutMs: number;
     /** Messages waiting to be sent; when full the oldest is dropped with a line in the log. */
     queueSize: number;
-    /** At close, how long messages still being sent get to finish before they are dropped. */
+    /** At close, how long a message being sent gets to finish; it stays queued for the next sender otherwise. */
     closeGraceMs: number;
+    /**
+     * How long the sender's claim on the queue lasts without renewal: with several hosts on one database, one sends
+     * at a time, and another takes over once the sender's claim lapses (it died). Less than twice timeoutMs counts as that.
+     */
+    senderLeaseMs: number;
   };
   limits: {
     /** Largest JSON or urlencoded body, in bytes. */
@@ -269,6 +274,7 @@ export function defaultConfig(): HostConfig {
       timeoutMs: 10_000,
       queueSize: 100,
       closeGraceMs: 2000,
+      senderLeaseMs: 30_000,
     },
     limits: {
       jsonBodyBytes: 256 * 1024,
@@ -397,6 +403,7 @@ const CONFIG_SHAPE = {
       timeoutMs: numberValue,
       queueSize: z.number().int().min(1),
       closeGraceMs: numberValue,
+      senderLeaseMs: numberValue,
     })
     .partial(),
   limits: z

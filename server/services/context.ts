@@ -5,6 +5,7 @@ import type { ModerationAction } from '../protocol/schemas.js';
 import type { HostStore } from '../store/seam.js';
 import type { StoredUser, UsersRepo } from '../store/users.js';
 import type { Clock } from './clock.js';
+import type { WebhookOutbox } from './webhook-outbox.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SharedLimits } from './limits.js';
 
@@ -26,7 +27,8 @@ export interface Ids {
       | 'modlog'
       | 'gstoken'
       | 'invcode'
-      | 'usernote',
+      | 'usernote'
+      | 'webhook',
   ): string;
   /** A secret of at least 256 bits from the CSPRNG, URL-safe. */
   secret(): string;
@@ -110,4 +112,6 @@ export interface ServiceDeps {
   passwords: PasswordHasher;
   /** Cooldowns and failure throttles every host process of the community shares (in memory for one). */
   limits: SharedLimits;
+  /** Queues a webhook message in the commit of the action it tells (webhook-outbox.ts). */
+  webhookOutbox: WebhookOutbox;
 }

@@ -81,7 +81,7 @@ const SUCCESS: Record<ModerationAction, string> = {
   deletefile: 'Deleted file!',
 };
 
-type ModerationDeps = Pick<ServiceDeps, 'users' | 'store' | 'clock' | 'ids' | 'events'> & {
+type ModerationDeps = Pick<ServiceDeps, 'users' | 'store' | 'clock' | 'ids' | 'events' | 'webhookOutbox'> & {
   log: ModerationLog;
   content?: ContentRemover;
 };
@@ -239,6 +239,7 @@ async function commitAction(
     changed = await repo.update(target.Id, (draft) => applyState(draft, after, known));
   }
   t.append(MODERATION_LOG, entry);
+  await deps.webhookOutbox.moderation(t, entry);
   t.afterCommit(() => events.emit('moderationRecorded', { entry }));
   if (known === 'banuser' || known === 'warnuser') {
     t.afterCommit(() => events.emit('tokensRevoked', { userId: target.Id }));

@@ -3,30 +3,33 @@ import { ErrorCode } from '../protocol/errors.js';
 import { maskWebhookUrl, type WebhookDeliveryDto, type WebhookSettingsDto } from '../protocol/webhooks.js';
 import { AppError } from '../errors.js';
 import type { StoredUser } from '../store/users.js';
-import type { ModerationRecorded, ServiceDeps } from './context.js';
-import { moderationMessage, signupMessage, testMessage } from './webhook-messages.js';
-import { WebhookQueue, type WebhookJob } from './webhook-queue.js';
+import type { ServiceDeps } from './context.js';
+import { testMessage } from './webhook-messages.js';
+import { WebhookQueue } from './webhook-queue.js';
 import { createWebhookSettings, type WebhookSettingsPatch } from './webhook-settings.js';
 
-export interface WebhooksDeps extends Pick<ServiceDeps, 'config' | 'clock' | 'events' | 'store' | 'ids'> {
+export interface WebhooksDeps extends Pick<ServiceDeps, 'config' | 'clock' | 'store' | 'ids'> {
   log: Logger;
   /** The `host:port`s this host answers on: a webhook URL pointing back at the host is refused. */
   localHosts(): string[];
 }
 
 /**
- * Outgoing notifications (issue 28). Moderation actions and new accounts this host committed reach it as HostEvents,
- * emitted after the commit and only by the host that made it, so a change another host of the community made is
- * never sent twice. The listeners only queue (webhook-queue.ts sends in the background): an action never waits
- * for the webhook, and a webhook that is down never fails one.
+ * Outgoing notifications (issue 28). Moderation actions and new accounts put their message in the store's queue in
+ * their own commit (webhook-outbox.ts), once per action in the community whichever host ran it; the queue's sender
+ * (webhook-queue.ts) posts them in the background once `startSending` is called (a served host: the command line's
+ * one-off commands leave their messages to it). An action never waits for the webhook, and a webhook that is down
+ * never fails one.
  */
 export function createWebhooks(deps: WebhooksDeps) {
-  const { clock, events, log } = deps;
+  const { clock, log } = deps;
   const settings = createWebhookSettings(deps);
   const queue = new WebhookQueue({
     limits: deps.config.webhooks,
     clock,
     log,
+    store: deps.store,
+    shared: deps.config.database !== null,
     readSettings: () => settings.read(),
     keepLast: (url, delivery) =>
       settings
@@ -35,29 +38,6 @@ export function createWebhooks(deps: WebhooksDeps) {
           log.warn({ err: error, what: delivery.what }, 'could not keep how a webhook try went'),
         ),
   });
-
-  function enqueue(make: () => WebhookJob): void {
-    try {
-      queue.push(make());
-    } catch (error) {
-      // A listener runs among the action's after-commit effects: whatever goes wrong here stays here.
-      log.error({ err: error }, 'could not queue a webhook message');
-    }
-  }
-  const onModeration = ({ entry }: { entry: ModerationRecorded }): void =>
-    enqueue(() => ({
-      event: 'moderation',
-      what: `${entry.action} of ${entry.targetUserId} by ${entry.moderatorId}`,
-      message: moderationMessage(entry),
-    }));
-  const onAccount = ({ user }: { user: StoredUser }): void =>
-    enqueue(() => ({
-      event: 'signups',
-      what: `sign-up of ${user.Id}`,
-      message: signupMessage(user, clock.now()),
-    }));
-  events.on('moderationRecorded', onModeration);
-  events.on('accountCreated', onAccount);
 
   async function view(): Promise<WebhookSettingsDto> {
     const current = await settings.read();
@@ -92,9 +72,12 @@ export function createWebhooks(deps: WebhooksDeps) {
       return queue.sendNow(current.url, 'test', testMessage(current, by.Username, clock.now()));
     },
 
+    /** Sends what is queued, now and as it is queued (a served host). */
+    startSending(): void {
+      queue.start();
+    },
+
     async close(): Promise<void> {
-      events.off('moderationRecorded', onModeration);
-      events.off('accountCreated', onAccount);
       await queue.close();
     },
   };

@@ -120,6 +120,9 @@ async function populate(host: TestHost): Promise<Fixture> {
     await host.post('addUserNote', { ...auth(owner), targetUserId: alice.id, text: 'Watch the uploads.' }),
   );
   expectOk(await host.post('startContentRemoval', { ...auth(owner), targetUserId: bob.id }));
+  // A webhook nobody answers (the discard port): the warning's message is still queued at close.
+  const url = 'http://127.0.0.1:9/api/webhooks/1/token';
+  expectOk(await host.post('webhookSettings', { ...auth(owner), url }));
   // Last: a warned user's tokens stop working.
   expectOk(
     await host.post('moderation', {

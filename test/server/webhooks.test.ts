@@ -14,6 +14,8 @@ import {
   type Account,
   type TestHost,
 } from './helpers.js';
+import { WEBHOOK_SENDER } from '../../server/services/webhook-queue.js';
+import { SETTINGS } from '../../server/store/settings.js';
 import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
@@ -198,10 +200,11 @@ describe('outgoing webhook', () => {
     expect(receiver.posts).toHaveLength(1);
   });
 
-  it('closes within closeGraceMs while a message is still being sent, logging it as not sent', async () => {
+  it('closes within closeGraceMs while a message is being sent; the next start sends it', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'warn', base: undefined }, { write: (line: string) => lines.push(line) });
-    const h = (host = await startHost({ webhooks: { ...FAST, closeGraceMs: 200 } }, { logger }));
+    const dir = await tempDir('hnx-webhooks-');
+    const h = (host = await startHost({ webhooks: { ...FAST, closeGraceMs: 200 } }, { logger, dir }));
     receiver = await new WebhookReceiver().start();
     receiver.answer = (_post, res) => {
       setTimeout(() => res.writeHead(204).end(), 5000);
@@ -215,7 +218,20 @@ describe('outgoing webhook', () => {
     host = undefined;
     await h.close();
     expect(Date.now() - started).toBeLessThan(1500);
-    expect(lines.some((l) => /webhook message was not sent: the host closed/.test(l))).toBe(true);
+    expect(lines.some((l) => /webhook message was not sent: the host closed; it stays queued/.test(l))).toBe(
+      true,
+    );
+    // The ban was acknowledged, so its message is kept: the host started again on the folder sends it.
+    receiver.answer = (_post, res) => {
+      res.writeHead(204).end();
+    };
+    host = await startHost({ webhooks: FAST }, { dir });
+    await expect.poll(() => receiver.posts.length).toBe(2);
+    expect(receiver.posts[1]!.body.content).toBe('**mod** banned **bad\\_guy**');
+    await expect.poll(async () => await lastDelivery(host!, owner)).toMatchObject({ ok: true, attempts: 1 });
+    await host.close();
+    host = undefined;
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('gives a message up after its tries when the receiver never answers (per-request timeout)', async () => {
@@ -258,14 +274,14 @@ describe('outgoing webhook', () => {
 
     await signUp(h, 'first');
     await expect.poll(() => receiver.posts.length).toBe(1);
-    // While the first is held: three more into a queue of two.
+    // While the first is held: three more into a queue of two (the sender trims it before its next try).
     for (const name of ['second', 'third', 'fourth']) await signUp(h, name);
-    expect(lines.some((l) => /webhook queue full/.test(l))).toBe(true);
-    held.shift()!();
     receiver.answer = (_post, res) => {
       res.writeHead(204).end();
     };
+    held.shift()!();
     await expect.poll(() => receiver.posts.length).toBe(3);
+    expect(lines.filter((l) => /webhook queue full/.test(l))).toHaveLength(1);
     expect(receiver.posts.map((p) => p.body.content)).toEqual([
       'New account: **first**',
       'New account: **third**',
@@ -364,7 +380,7 @@ describe('outgoing webhook with two hosts on one database', () => {
     await dropSchemas();
   });
 
-  it('sends each action once, from the host that handled it; every host shows the newest delivery', async () => {
+  it('sends each action once, whichever host handled it; every host shows the newest delivery', async () => {
     dir = await tempDir('hnx-webhooks-');
     const database = await freshDatabaseUrl();
     a = await startHost({ database, webhooks: FAST }, { dir });
@@ -392,5 +408,50 @@ describe('outgoing webhook with two hosts on one database', () => {
     // A new URL: what went to the old one says nothing about it, on any host.
     await setWebhook(b, owner, { url: receiver.url('/api/webhooks/1234567890/another-token') });
     expect(await lastDelivery(a, owner)).toBeNull();
+  });
+
+  it('goes on from another host at once when the sending host closes mid-send', async () => {
+    dir = await tempDir('hnx-webhooks-');
+    const database = await freshDatabaseUrl();
+    // A claim this long would keep B waiting past the test's polls: only A letting go explains B's send.
+    const slowLapse = { ...FAST, senderLeaseMs: 60_000 };
+    a = await startHost({ database, webhooks: slowLapse }, { dir });
+    receiver = await new WebhookReceiver().start();
+    receiver.answer = () => undefined; // A's POST hangs
+    const { owner, mod, target } = await community(a);
+    await setWebhook(a, owner, { url: receiver.url() });
+    expectOk(await ban(a, mod, target));
+    await expect.poll(() => receiver.posts.length).toBe(1);
+    b = await startHost({ database, webhooks: slowLapse }, { dir });
+    receiver.answer = (_post, res) => {
+      res.writeHead(204).end();
+    };
+    await a.close();
+    await expect.poll(() => receiver.posts.length, { timeout: 5000 }).toBe(2);
+    expect(receiver.posts[1]!.body.content).toBe('**mod** banned **bad\\_guy**');
+    await expect.poll(async () => await lastDelivery(b, owner)).toMatchObject({ ok: true });
+  });
+
+  it('takes over from a sender that died (its claim left behind) once the claim lapses', async () => {
+    dir = await tempDir('hnx-webhooks-');
+    const database = await freshDatabaseUrl();
+    const shortLapse = { ...FAST, timeoutMs: 400, senderLeaseMs: 1500 };
+    a = await startHost({ database, webhooks: shortLapse }, { dir });
+    b = await startHost({ database, webhooks: shortLapse }, { dir });
+    receiver = await new WebhookReceiver().start();
+    const { owner, mod, target } = await community(a);
+    await setWebhook(a, owner, { url: receiver.url() });
+    // As a sender killed mid-send leaves it: its claim, renewed a moment ago, that nobody will renew again.
+    await a.server.core.store.tx((t) => {
+      t.repo(SETTINGS).put(WEBHOOK_SENDER, { by: 'a-process-that-died', at: Date.now() });
+    });
+    const banned = Date.now();
+    expectOk(await ban(b, mod, target));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(receiver.posts).toHaveLength(0);
+    await expect.poll(() => receiver.posts.length, { timeout: 5000 }).toBe(1);
+    expect(receiver.posts[0]!.at - banned).toBeGreaterThanOrEqual(1400);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.posts).toHaveLength(1);
   });
 });

@@ -73,6 +73,7 @@ import {
   type ModerationService,
 } from './services/moderation.js';
 import { USERS, UsersRepo } from './store/users.js';
+import { createWebhookOutbox, WEBHOOK_OUTBOX } from './services/webhook-outbox.js';
 import { createWebhooks } from './services/webhooks.js';
 import { createAuditLog, type AuditLogEntry } from './services/audit-log.js';
 import { SETTINGS } from './store/settings.js';
@@ -141,6 +142,7 @@ export const COLLECTIONS = [
   CHUNK_OWNERS,
   CONTENT_JOBS,
   USER_NOTES,
+  WEBHOOK_OUTBOX,
 ];
 
 /** Opens the data folder and builds the services, without any network (the CLI's admin commands use this). */
@@ -169,13 +171,14 @@ export async function openHost(
       cluster = await openCluster(config, store, log, events);
       hub.join(cluster);
     }
-    const presence = hub;
     enforceRemoteUserChanges(store, hub, events);
     const passwords = createPasswordHasher(config.passwordHash);
     const addresses = hostAddresses(config);
     const { cachedLanUrls, localHosts } = addresses;
     const limits = await openLimits(cluster, clock, log);
-    const deps = { config, store, users, clock, ids, presence, events, passwords, limits };
+    const base = { config, store, users, clock, ids, presence: hub, events, passwords, limits };
+    // Issue 28: moderation actions and sign-ups queue their webhook message in their own commits.
+    const deps = { ...base, webhookOutbox: createWebhookOutbox(base) };
     const inviteCodes = createInviteCodes(deps);
     const requireInviteCode = (): Promise<boolean> => inviteCodes.required();
     const accounts = createAccountsService({ ...deps, localHosts, inviteCodes, requireInviteCode });
@@ -212,7 +215,6 @@ export async function openHost(
       onBackgroundError: (error, task) =>
         log.error({ err: error, task }, 'a background task of popularity failed'),
     });
-    await popularity.init();
     const search = createSearchService({
       ...deps,
       uploads,
@@ -240,7 +242,7 @@ export async function openHost(
     const { moderation, ...tools } = openModeration({ deps, log, hub, uploads, options });
     // Issue 28: every staff action in one audit log (the moderation log's store log).
     const audit = createAuditLog({ ...deps, log: store.log<AuditLogEntry, LogKey>(MODERATION_LOG) });
-    // Issue 28: moderation actions and sign-ups this host commits, to the owner's webhook, in the background.
+    // Issue 28: moderation actions and sign-ups, queued in their commits, to the owner's webhook in the background.
     const webhooks = createWebhooks({ ...deps, log, localHosts });
     await setup.init();
     return {
@@ -643,6 +645,8 @@ export async function createServer(
     const socketServer = socketHttp;
     // Unfinished "remove all content" jobs go on (after a restart, or abandoned by another host).
     core.contentJobs.startRunning();
+    // Webhook messages left queued (by an earlier run, a command, or a host that died) and each one queued later.
+    core.webhooks.startSending();
     const sweeper = setInterval(
       () =>
         void core.uploads

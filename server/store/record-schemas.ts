@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MODERATION_ACTIONS } from '../protocol/schemas.js';
 import { STAFF_ACTIONS } from '../protocol/audit.js';
+import { WEBHOOK_EVENTS } from '../protocol/webhooks.js';
 import { INVITE_LOG_FILE } from './file-invite-history.js';
 
 /**
@@ -155,6 +156,7 @@ export const PopularityRecord = z.object({
   five: counts,
   hours: counts,
   days: counts,
+  totals: z.array(z.number()).optional(),
 });
 
 export const ChunkSetRecord = z.object({
@@ -210,11 +212,14 @@ export const WebhookLastRecord = z.object({
   attempts: z.number(),
   detail: text,
 });
+/** Which process sends the community's webhook messages (webhook-queue.ts); `by` null once it let go. */
+export const WebhookSenderRecord = z.object({ by: text.nullable(), at: time });
 const SETTINGS_RECORDS: Record<string, z.ZodType> = {
   host: HostSettingsRecord,
   community: CommunitySettingsRecord,
   webhook: WebhookSettingsRecord,
   'webhook-last': WebhookLastRecord,
+  'webhook-sender': WebhookSenderRecord,
 };
 const UNKNOWN_SETTING = z.custom(() => false, { error: 'this version knows no setting of that name' });
 
@@ -249,6 +254,22 @@ export const UserNoteRecord = z.object({
   createdAtMs: time.optional(),
 });
 
+/** A webhook message waiting to be sent (server/services/webhook-outbox.ts): Discord's message as it will go. */
+export const WebhookJobRecord = z.object({
+  id: text,
+  order: text,
+  event: z.enum(WEBHOOK_EVENTS),
+  what: text,
+  message: z.object({
+    content: text,
+    embeds: z.array(z.record(z.string(), z.unknown())),
+    allowed_mentions: z.object({ parse: z.array(z.string()) }),
+  }),
+  queuedAt: time,
+  attempts: z.number(),
+  notBefore: time,
+});
+
 const RECORDS: Record<string, z.ZodType> = {
   contentjobs: ContentJobRecord,
   usernotes: UserNoteRecord,
@@ -262,6 +283,7 @@ const RECORDS: Record<string, z.ZodType> = {
   chunksets: ChunkSetRecord,
   chunkowners: ChunkOwnerRecord,
   inviterequests: LegacyInviteInboxRecord,
+  webhookoutbox: WebhookJobRecord,
 };
 
 /**

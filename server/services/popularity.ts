@@ -1,0 +1,167 @@
+import type { ServiceDeps } from './context.js';
+import {
+  BY_RANK,
+  count,
+  emptyRecord,
+  merged,
+  POPULARITY,
+  rankKeys,
+  withTotals,
+  type AssetKind,
+  type PopularityDto,
+  type PopularityRecord,
+  type PublicAssets,
+} from './popularity-counts.js';
+import { rankAssets, type Ranked, type RankingAsk } from './popularity-ranking.js';
+
+export { POPULARITY, POPULARITY_WINDOWS, type PopularityDto } from './popularity-counts.js';
+
+/** Stale records written again per ranking at most (the rest on later rankings). */
+const REWRITE_MAX = 500;
+/** Pages of one ranking serialised and kept (for the second it is kept). */
+const PAGES_KEPT = 1000;
+
+interface KeptRanking extends Ranked {
+  at: number;
+  pages: Map<string, string>;
+}
+
+/**
+ * Popularity (issue 8): counted when a public avatar or world build is downloaded and when an instance of a world
+ * opens. Counts are not acknowledged client data, so they are saved in batches (every few seconds), not per hit:
+ * each host adds what it counted since its last save to the stored counts, in one transaction (several hosts count
+ * the same asset; nothing is overwritten). Rankings are read from the store's rank index (popularity-ranking.ts),
+ * with this host's unsaved counts on top, and kept for a second; no host holds every asset's counts.
+ */
+export function createPopularityService(
+  deps: Pick<ServiceDeps, 'store' | 'clock'> & {
+    publicAssets: PublicAssets;
+    /** Where a failed background write (a stale rank key written again) is reported. */
+    onBackgroundError?: (error: unknown, task: string) => void;
+  },
+) {
+  const { store, clock } = deps;
+  const records = store.collection<PopularityRecord>(POPULARITY);
+  records.addListIndex(BY_RANK, rankKeys);
+  /** What this host counted since its last save, per asset; a crash loses at most those seconds of counting. */
+  const unsaved = new Map<string, PopularityRecord>();
+  const forgotten = new Set<string>();
+  const rankings = new Map<string, KeptRanking>();
+  const seconds = (): number => Math.floor(clock.now() / 1000);
+
+  async function rank(ask: RankingAsk): Promise<Ranked> {
+    const ranked = await rankAssets({ records, publicAssets: deps.publicAssets, unsaved }, ask);
+    if (ranked.stale.length > 0) {
+      rewrite(ranked.stale.slice(0, REWRITE_MAX)).catch((error: unknown) =>
+        deps.onBackgroundError?.(error, 'writing popularity counts again with their current windows'),
+      );
+    }
+    return ranked;
+  }
+
+  /** Writes these records again with their windows' counts now, so the walks stop reading them early. */
+  async function rewrite(ids: readonly string[]): Promise<void> {
+    await store.tx(async (t) => {
+      const repo = t.repo<PopularityRecord>(POPULARITY);
+      for (const id of ids) {
+        const record = await repo.get(id);
+        if (record) repo.put(id, withTotals(merged(record, null, seconds()), seconds()));
+      }
+    });
+  }
+
+  /** The ranking of a kind and window down to `need` at least, kept for a second. */
+  async function top(kind: AssetKind, type: number, need: number): Promise<KeptRanking> {
+    const key = `${kind}:${type}`;
+    const nowMs = clock.now();
+    const kept = rankings.get(key);
+    if (kept && nowMs - kept.at < 1000 && (kept.complete || kept.list.length >= need)) return kept;
+    // Pages are asked in order: the next one usually comes from the same walk.
+    const fresh = { ...(await rank({ kind, window: type, need: need * 2, now: seconds() })), at: nowMs };
+    const ranking = { ...fresh, pages: new Map<string, string>() };
+    rankings.set(key, ranking);
+    return ranking;
+  }
+
+  return {
+    use(kind: AssetKind, id: string): void {
+      const delta = unsaved.get(id) ?? emptyRecord(id, kind);
+      count(delta, seconds());
+      unsaved.set(id, delta);
+      forgotten.delete(id);
+    },
+
+    /**
+     * A page of the most used public assets of a kind for a window, figures at most a second old, as JSON text
+     * serialised once per ranking (reads far outnumber changes).
+     */
+    async topJson(kind: AssetKind, type: number, itemsPerPage: number, page: number): Promise<string> {
+      const ranking = await top(kind, type, itemsPerPage * (page + 1));
+      const pageKey = `${itemsPerPage}:${page}`;
+      let text = ranking.pages.get(pageKey);
+      if (text === undefined) {
+        text = JSON.stringify(ranking.list.slice(itemsPerPage * page, itemsPerPage * (page + 1)));
+        if (ranking.pages.size < PAGES_KEPT) ranking.pages.set(pageKey, text);
+      }
+      return text;
+    },
+
+    /**
+     * A page of the ranking limited to assets carrying any of `tags` (compared without case), as HypernexSharp
+     * e01b12d asks for it (wire reference 12.5).
+     */
+    async topTagged(
+      kind: AssetKind,
+      type: number,
+      tags: readonly string[],
+      itemsPerPage: number,
+      page: number,
+    ): Promise<PopularityDto[]> {
+      const wanted = new Set(tags.map((tag) => tag.toLowerCase()));
+      const accept = (own: readonly string[]) => own.some((tag) => wanted.has(tag.toLowerCase()));
+      const need = itemsPerPage * (page + 1);
+      const { list } = await rank({ kind, window: type, need, now: seconds(), accept });
+      return list.slice(itemsPerPage * page, need);
+    },
+
+    forget(id: string): void {
+      unsaved.delete(id);
+      forgotten.add(id);
+    },
+
+    /** Adds the counts made since the last flush to the stored ones (and removes forgotten assets' counts). */
+    async flush(): Promise<void> {
+      if (unsaved.size === 0 && forgotten.size === 0) return;
+      const deltas = [...unsaved.values()];
+      const gone = [...forgotten];
+      unsaved.clear();
+      forgotten.clear();
+      try {
+        await addCounts(deltas, gone);
+      } catch (error) {
+        // Added with the next flush.
+        for (const delta of deltas) {
+          const since = unsaved.get(delta.id);
+          unsaved.set(delta.id, since ? merged(delta, since, seconds()) : delta);
+        }
+        for (const id of gone) if (!unsaved.has(id)) forgotten.add(id);
+        throw error;
+      }
+    },
+  };
+
+  /** One transaction: each delta added to its stored record (row by row, whatever other hosts added). */
+  async function addCounts(deltas: readonly PopularityRecord[], gone: readonly string[]): Promise<void> {
+    const now = seconds();
+    await store.tx(async (t) => {
+      const repo = t.repo<PopularityRecord>(POPULARITY);
+      for (const delta of deltas) {
+        const stored = (await repo.get(delta.id)) ?? emptyRecord(delta.id, delta.kind);
+        repo.put(delta.id, withTotals(merged(stored, delta, now), now));
+      }
+      for (const id of gone) if (await repo.has(id)) await repo.remove(id);
+    });
+  }
+}
+
+export type PopularityService = ReturnType<typeof createPopularityService>;

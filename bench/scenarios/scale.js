@@ -81,6 +81,57 @@ async function community(url, count, token, progress) {
   await query(url, 'ANALYZE');
 }
 
+/**
+ * `count` public avatars (avatar_0.., owned by user_0) used in the last minutes, 1 to 1,000 times each: their
+ * popularity records with their rank keys, as hosts write them.
+ */
+async function usedAvatars(url, count, progress) {
+  const now = Math.floor(Date.now() / 1000);
+  const [five, hour, day] = [300, 3600, 86_400].map((size) => String(now - (now % size)));
+  for (let from = 0; from < count; from += CHUNK) {
+    const to = Math.min(count, from + CHUNK) - 1;
+    progress(`writing used avatars ${from}..${to} of ${count}`);
+    await query(
+      url,
+      `INSERT INTO hx_records (collection, id, version, data)
+       SELECT 'avatars', 'avatar_' || i, 1, json_build_object('Id', 'avatar_' || i, 'OwnerId', 'user_0',
+              'Publicity', 0, 'Name', 'a' || i, 'Description', '', 'Tags', '[]'::json, 'DateCreated', $3::int,
+              'DateUpdated', $3::int, 'ImageURL', '', 'Builds', '[]'::json)
+         FROM generate_series($1::int, $2::int) AS i`,
+      [from, to, now],
+    );
+    await query(
+      url,
+      `INSERT INTO hx_records (collection, id, version, data)
+       SELECT 'popularity', 'avatar_' || i, 1, json_build_object('id', 'avatar_' || i, 'kind', 'avatar',
+              'five', json_build_object($3::text, c), 'hours', json_build_object($4::text, c),
+              'days', json_build_object($5::text, c), 'totals', json_build_array(c, c, c, c, c))
+         FROM generate_series($1::int, $2::int) AS i, LATERAL (SELECT i % 1000 + 1 AS c) AS used`,
+      [from, to, five, hour, day],
+    );
+    await query(
+      url,
+      `INSERT INTO hx_list_keys (collection, idx, key, id)
+       SELECT 'popularity', 'rank', 'avatar:' || w || ':' || lpad((1000000000000 - (i % 1000 + 1))::text, 13, '0'),
+              'avatar_' || i
+         FROM generate_series($1::int, $2::int) AS i, generate_series(0, 4) AS w`,
+      [from, to],
+    );
+  }
+  await query(url, `INSERT INTO hx_indexes (collection, idx) VALUES ('popularity', 'rank')`);
+  await query(url, 'ANALYZE');
+}
+
+/** A page of the most used avatars in one of the five windows, one of the first five pages of 50. */
+function readPopularity() {
+  return () => {
+    const type = Math.floor(Math.random() * 5);
+    const check = (a) =>
+      Array.isArray(a.result?.Popularity) ? null : `popularity: ${JSON.stringify(a.result)}`;
+    return { path: `/api/v1/popularity/avatar/${type}/50/${Math.floor(Math.random() * 5)}`, check };
+  };
+}
+
 /** getUser of users spread over the whole community, each with its token (the private view). */
 function getUsers(count, token) {
   return () => {
@@ -119,7 +170,13 @@ async function serve(ctx, url, count, token) {
       next: searchUsers(),
     });
     const searched = await procMemory(host.pid);
-    return { startupMs: host.startupMs, started, after, load, search, searched };
+    const popularity = await httpLoad(host.url, {
+      connections: 4,
+      seconds: ctx.options.seconds,
+      next: readPopularity(),
+    });
+    const ranked = await procMemory(host.pid);
+    return { startupMs: host.startupMs, started, after, load, search, searched, popularity, ranked };
   } finally {
     await host.stop();
   }
@@ -129,11 +186,16 @@ export default {
   describe:
     'a host on a PostgreSQL community of --users users (default a million) against one of --small: start time and ' +
     'memory right after the start, getUser throughput and p50/p99 with tokens, users picked across the community; ' +
-    'then user searches by part of a name, and the memory after them.',
+    'then user searches by part of a name, and the memory after them; then pages of the popularity rankings of ' +
+    '--assets used avatars (a hundredth of them in the small community), and the memory after them.',
   options: {
     users: { default: 1_000_000, help: 'users of the large community' },
     small: { default: 10_000, help: 'users of the small community' },
     clients: { default: 64, help: 'HTTP clients' },
+    assets: {
+      default: 100_000,
+      help: 'public avatars used lately in the large community (a hundredth in the small)',
+    },
   },
   async seed(ctx) {
     const o = ctx.options;
@@ -142,7 +204,9 @@ export default {
     const small = await benchSchema(o.database);
     ctx.cleanupScenario = () => small.drop().catch(() => undefined);
     await community(small.url, o.small, token, ctx.progress);
+    await usedAvatars(small.url, Math.round(o.assets / 100), ctx.progress);
     await community(ctx.database, o.users, token, ctx.progress);
+    await usedAvatars(ctx.database, o.assets, ctx.progress);
     return { token, small };
   },
 
@@ -168,9 +232,12 @@ export default {
         rows.push([`${label}: user search, 4 clients`, r.search.perSecond, 'req/s']);
         rows.push([`${label}: user search p50 / p99`, spread(r.search)]);
         rows.push([`${label}: RSS after searches`, r.searched.rssMiB, 'MiB', large && ['<', 300]]);
+        rows.push([`${label}: popularity pages, 4 clients`, r.popularity.perSecond, 'req/s']);
+        rows.push([`${label}: popularity p50 / p99`, spread(r.popularity)]);
+        rows.push([`${label}: RSS after popularity`, r.ranked.rssMiB, 'MiB', large && ['<', 300]]);
       }
       rows.push(['getUser p99, large / small', many.load.p99 / few.load.p99, 'x', ['<', 1.5]]);
-      loads = [few.load, many.load, few.search, many.search];
+      loads = [few.load, many.load, few.search, many.search, few.popularity, many.popularity];
     }
     return {
       title: `${o.users} users against ${o.small}, ${o.clients} clients, ${o.seconds} s`,

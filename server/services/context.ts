@@ -2,10 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { HostConfig } from '../config.js';
 import type { ModerationAction } from '../protocol/schemas.js';
-import type { HostStore } from '../store/seam.js';
+import type { HostStore, Tx } from '../store/seam.js';
 import type { StoredUser, UsersRepo } from '../store/users.js';
 import type { Clock } from './clock.js';
-import type { WebhookOutbox } from './webhook-outbox.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SharedLimits } from './limits.js';
 
@@ -114,4 +113,12 @@ export interface ServiceDeps {
   limits: SharedLimits;
   /** Queues a webhook message in the commit of the action it tells (webhook-outbox.ts). */
   webhookOutbox: WebhookOutbox;
+}
+
+/** Queues webhook messages in the commit of the action they tell (server/services/webhook-outbox.ts). */
+export interface WebhookOutbox {
+  /** The message of moderation action `entry`, in its commit `t`. */
+  moderation(t: Tx, entry: ModerationRecorded): Promise<void>;
+  /** The message of account `user`, in the commit `t` that creates it. */
+  signup(t: Tx, user: StoredUser): Promise<void>;
 }

@@ -18,6 +18,8 @@ export { POPULARITY, POPULARITY_WINDOWS, type PopularityDto } from './popularity
 
 /** Stale records written again per ranking at most (the rest on later rankings). */
 const REWRITE_MAX = 500;
+/** Rankings kept (one per kind, window and set of tags asked), for a second each. */
+const RANKINGS_KEPT = 1000;
 /** Pages of one ranking serialised and kept (for the second it is kept). */
 const PAGES_KEPT = 1000;
 
@@ -70,15 +72,27 @@ export function createPopularityService(
     });
   }
 
-  /** The ranking of a kind and window down to `need` at least, kept for a second. */
-  async function top(kind: AssetKind, type: number, need: number): Promise<KeptRanking> {
-    const key = `${kind}:${type}`;
+  /**
+   * The ranking of a kind and window down to `need` at least (of the assets carrying any of `tags`, compared
+   * without case, when given), kept for a second.
+   */
+  async function top(
+    kind: AssetKind,
+    type: number,
+    need: number,
+    tags?: readonly string[],
+  ): Promise<KeptRanking> {
+    const wanted = tags && [...new Set(tags.map((tag) => tag.toLowerCase()))].sort();
+    const key = `${kind}:${type}${wanted ? `:${wanted.join('\u001f')}` : ''}`;
     const nowMs = clock.now();
     const kept = rankings.get(key);
     if (kept && nowMs - kept.at < 1000 && (kept.complete || kept.list.length >= need)) return kept;
+    const accept =
+      wanted && ((own: readonly string[]) => own.some((tag) => wanted.includes(tag.toLowerCase())));
     // Pages are asked in order: the next one usually comes from the same walk.
-    const fresh = { ...(await rank({ kind, window: type, need: need * 2, now: seconds() })), at: nowMs };
-    const ranking = { ...fresh, pages: new Map<string, string>() };
+    const fresh = await rank({ kind, window: type, need: need * 2, now: seconds(), accept });
+    const ranking = { ...fresh, at: nowMs, pages: new Map<string, string>() };
+    if (rankings.size >= RANKINGS_KEPT) rankings.clear();
     rankings.set(key, ranking);
     return ranking;
   }
@@ -117,11 +131,9 @@ export function createPopularityService(
       itemsPerPage: number,
       page: number,
     ): Promise<PopularityDto[]> {
-      const wanted = new Set(tags.map((tag) => tag.toLowerCase()));
-      const accept = (own: readonly string[]) => own.some((tag) => wanted.has(tag.toLowerCase()));
+      if (tags.length === 0) return [];
       const need = itemsPerPage * (page + 1);
-      const { list } = await rank({ kind, window: type, need, now: seconds(), accept });
-      return list.slice(itemsPerPage * page, need);
+      return (await top(kind, type, need, tags)).list.slice(itemsPerPage * page, need);
     },
 
     forget(id: string): void {

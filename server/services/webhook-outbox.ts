@@ -2,7 +2,7 @@ import type { WebhookEvent } from '../protocol/webhooks.js';
 import type { HostStore, Tx } from '../store/seam.js';
 import { SETTINGS } from '../store/settings.js';
 import type { StoredUser } from '../store/users.js';
-import type { Clock, Ids, ModerationRecorded } from './context.js';
+import type { Clock, Ids, ModerationRecorded, WebhookOutbox } from './context.js';
 import { moderationMessage, signupMessage, type WebhookMessage } from './webhook-messages.js';
 import { WEBHOOK_SETTING, type WebhookSettingsRecord } from './webhook-settings.js';
 
@@ -38,7 +38,7 @@ export interface WebhookOutboxDeps {
  * is queued exactly when its action is acknowledged: a host that dies before sending it leaves it to the next sender
  * (webhook-queue.ts), on any host of the community. Nothing is queued while no URL is set or its event is off.
  */
-export function createWebhookOutbox(deps: WebhookOutboxDeps) {
+export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
   const { store, clock, ids } = deps;
   store.collection<StoredWebhookJob>(WEBHOOK_OUTBOX).addIndex(BY_QUEUE_ORDER, (job) => job.order);
 
@@ -54,16 +54,12 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps) {
   }
 
   return {
-    /** Queues the message of moderation action `entry` in its commit `t`. */
     moderation(t: Tx, entry: ModerationRecorded): Promise<void> {
       const what = `${entry.action} of ${entry.targetUserId} by ${entry.moderatorId}`;
       return stage(t, 'moderation', what, () => moderationMessage(entry));
     },
-    /** Queues the message of account `user` in the commit `t` that creates it. */
     signup(t: Tx, user: StoredUser): Promise<void> {
       return stage(t, 'signups', `sign-up of ${user.Id}`, () => signupMessage(user, clock.now()));
     },
   };
 }
-
-export type WebhookOutbox = ReturnType<typeof createWebhookOutbox>;

@@ -49,6 +49,8 @@ export function createPopularityService(
   const unsaved = new Map<string, PopularityRecord>();
   const forgotten = new Set<string>();
   const rankings = new Map<string, KeptRanking>();
+  /** Rankings being read, by the key they are kept under. */
+  const walking = new Map<string, Promise<KeptRanking>>();
   const seconds = (): number => Math.floor(clock.now() / 1000);
 
   async function rank(ask: RankingAsk): Promise<Ranked> {
@@ -84,17 +86,31 @@ export function createPopularityService(
   ): Promise<KeptRanking> {
     const wanted = tags && [...new Set(tags.map((tag) => tag.toLowerCase()))].sort();
     const key = `${kind}:${type}${wanted ? `:${wanted.join('\u001f')}` : ''}`;
-    const nowMs = clock.now();
+    const usable = (kept: KeptRanking | undefined): kept is KeptRanking =>
+      !!kept && clock.now() - kept.at < 1000 && (kept.complete || kept.list.length >= need);
     const kept = rankings.get(key);
-    if (kept && nowMs - kept.at < 1000 && (kept.complete || kept.list.length >= need)) return kept;
+    if (usable(kept)) return kept;
+    // Requests arriving while the ranking is read wait for that read rather than start their own.
+    const going = walking.get(key);
+    if (going && usable(await going)) return going;
     const accept =
       wanted && ((own: readonly string[]) => own.some((tag) => wanted.includes(tag.toLowerCase())));
     // Pages are asked in order: the next one usually comes from the same walk.
-    const fresh = await rank({ kind, window: type, need: need * 2, now: seconds(), accept });
-    const ranking = { ...fresh, at: nowMs, pages: new Map<string, string>() };
-    if (rankings.size >= RANKINGS_KEPT) rankings.clear();
-    rankings.set(key, ranking);
-    return ranking;
+    const walk = walkRanking({ kind, window: type, need: need * 2, now: seconds(), accept });
+    walking.set(key, walk);
+    try {
+      const ranking = await walk;
+      if (rankings.size >= RANKINGS_KEPT) rankings.clear();
+      rankings.set(key, ranking);
+      return ranking;
+    } finally {
+      if (walking.get(key) === walk) walking.delete(key);
+    }
+  }
+
+  async function walkRanking(ask: RankingAsk): Promise<KeptRanking> {
+    const at = clock.now();
+    return { ...(await rank(ask)), at, pages: new Map<string, string>() };
   }
 
   return {

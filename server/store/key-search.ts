@@ -14,25 +14,36 @@ export function byKeyThenId(a: KeyHit, b: KeyHit): number {
 }
 
 /**
- * The keys of one index, sorted, for the embedded store's searches: joined into one string (NUL between them) with
- * each one's offset, so "contains" is a run of native `indexOf` over that string in key order that stops as soon
- * as the page it answers is full, and "prefix" a binary search then a walk. Built once per change of the index.
+ * The keys of one index, sorted, for searches from memory (the embedded store; a PostgreSQL host's kept keys):
+ * "prefix" is a binary search then a walk; for "contains" the keys are joined into one string (NUL between them,
+ * each one's offset kept, made at the first such search), so it is a run of native `indexOf` over that string in
+ * key order that stops as soon as the page it answers is full. Made again when the index changes: from scratch, or
+ * (`patched`) from the one before and the records that changed.
  */
 export class KeyList {
-  readonly #hits: KeyHit[];
-  readonly #text: string;
-  readonly #starts: Int32Array;
+  readonly #hits: readonly KeyHit[];
+  #joined: { text: string; starts: Int32Array } | null = null;
 
-  constructor(hits: KeyHit[]) {
+  constructor(hits: KeyHit[], sorted?: 'sorted') {
     // Frozen: searches hand these out, and nobody may change what the next search reads.
-    this.#hits = hits.map((hit) => Object.freeze({ key: hit.key, id: hit.id })).sort(byKeyThenId);
-    this.#starts = new Int32Array(this.#hits.length);
-    let offset = 0;
-    this.#hits.forEach((hit, index) => {
-      this.#starts[index] = offset;
-      offset += hit.key.length + 1;
-    });
-    this.#text = this.#hits.map((hit) => hit.key).join('\u0000');
+    const frozen = hits.map((hit) =>
+      Object.isFrozen(hit) ? hit : Object.freeze({ key: hit.key, id: hit.id }),
+    );
+    this.#hits = sorted ? frozen : frozen.sort(byKeyThenId);
+  }
+
+  /** This list with every key of the records `ids` replaced by `hits` (their keys now): one merge, no sort. */
+  patched(ids: ReadonlySet<string>, hits: readonly KeyHit[]): KeyList {
+    const added = hits.map((hit) => Object.freeze({ key: hit.key, id: hit.id })).sort(byKeyThenId);
+    const kept = this.#hits.filter((hit) => !ids.has(hit.id));
+    const merged: KeyHit[] = new Array<KeyHit>(kept.length + added.length);
+    let [i, j, k] = [0, 0, 0];
+    while (i < kept.length && j < added.length) {
+      merged[k++] = byKeyThenId(kept[i]!, added[j]!) <= 0 ? kept[i++]! : added[j++]!;
+    }
+    while (i < kept.length) merged[k++] = kept[i++]!;
+    while (j < added.length) merged[k++] = added[j++]!;
+    return new KeyList(merged, 'sorted');
   }
 
   /** The matches, in key then id order: `offset` of them skipped, at most `limit`. */
@@ -55,8 +66,7 @@ export class KeyList {
       for (const hit of this.#hits) if (!visit(hit)) return;
       return;
     }
-    const text = this.#text;
-    const starts = this.#starts;
+    const { text, starts } = this.#joinedKeys();
     let from = 0;
     for (;;) {
       const at = text.indexOf(needle, from);
@@ -86,9 +96,21 @@ export class KeyList {
     }
   }
 
+  #joinedKeys(): { text: string; starts: Int32Array } {
+    if (this.#joined) return this.#joined;
+    const starts = new Int32Array(this.#hits.length);
+    let offset = 0;
+    this.#hits.forEach((hit, index) => {
+      starts[index] = offset;
+      offset += hit.key.length + 1;
+    });
+    this.#joined = { text: this.#hits.map((hit) => hit.key).join('\u0000'), starts };
+    return this.#joined;
+  }
+
   /** The entry whose key holds offset `at`: the last start at or before it. */
   #entryAt(at: number): number {
-    const starts = this.#starts;
+    const starts = this.#joinedKeys().starts;
     let low = 0;
     let high = starts.length - 1;
     while (low < high) {

@@ -9,9 +9,35 @@ export class ListIndex<T> {
 
   /** Bumped whenever a key gains or loses an id (searches rebuild what they keep from the index then). */
   version = 0;
+  /** The records whose keys changed, each with the version before: kept once `track` is called, bounded. */
+  #changes: Array<{ from: number; id: string }> | null = null;
+
+  /** Keeps the records whose keys change from now on (for `changedSince`). */
+  track(): void {
+    this.#changes ??= [];
+  }
+
+  /** The records whose keys changed since `version` (of `track`ed changes), or null when some are not known. */
+  changedSince(version: number): Set<string> | null {
+    if (version === this.version) return new Set();
+    const changes = this.#changes;
+    if (!changes?.length || changes[0]!.from > version) return null;
+    const ids = new Set<string>();
+    for (const change of changes) if (change.from >= version) ids.add(change.id);
+    return ids;
+  }
 
   /** Moves record `id` from the keys of `before` to those of `after` (either may be null: none). */
   move(id: string, before: T | null, after: T | null): void {
+    const from = this.version;
+    this.#move(id, before, after);
+    if (this.#changes && this.version !== from) {
+      this.#changes.push({ from, id });
+      if (this.#changes.length > CHANGES_KEPT) this.#changes = this.#changes.slice(CHANGES_KEPT / 2);
+    }
+  }
+
+  #move(id: string, before: T | null, after: T | null): void {
     const old = before === null ? [] : this.keysOf(before);
     const next = after === null ? [] : this.keysOf(after);
     for (const key of old) {
@@ -45,6 +71,8 @@ export class ListIndex<T> {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+/** Changed records a tracked index remembers (past this, the older half goes: a search then sorts anew). */
+const CHANGES_KEPT = 20_000;
 
 /** The ids of `base`, adjusted by newer versions (`null`: removed) of some records: sorted, for comparisons. */
 export function idsWith<T>(

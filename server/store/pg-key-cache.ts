@@ -110,15 +110,16 @@ export class PgKeyCache {
     if (dirty !== 'all' && dirty.size === 0 && keys.list) return keys.list;
     // Changes heard from here on mark the records again (the reads below may be older than them).
     keys.dirty = new Set();
+    let patch: { ids: Set<string>; hits: KeyHit[] } | null = null;
     try {
       if (dirty === 'all') {
         keys.forget();
         keys.put(await this.load.all(keys.collection, index, this.maxKeys));
       } else {
-        const ids = [...dirty];
-        const hits = await this.load.of(keys.collection, index, ids);
-        keys.drop(ids);
+        const hits = await this.load.of(keys.collection, index, [...dirty]);
+        keys.drop(dirty);
         keys.put(hits);
+        patch = { ids: dirty, hits };
       }
     } catch (error) {
       // Read again by the next search (marks heard meanwhile kept).
@@ -133,7 +134,8 @@ export class PgKeyCache {
       keys.tooBigUntil = this.now() + RECHECK_MS;
       return null;
     }
-    keys.list = keys.build();
+    // Only some records changed: their keys replace theirs in the sorted list, which is not sorted again.
+    keys.list = patch && keys.list ? keys.list.patched(patch.ids, patch.hits) : keys.build();
     return keys.list;
   }
 }

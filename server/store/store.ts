@@ -255,12 +255,28 @@ export class Collection<T> implements ReadCollection<T> {
     const version = unique ? unique.version : this.#list(name).version;
     const kept = this.#keyLists.get(name);
     if (kept?.version === version) return kept.list;
-    const hits = unique
-      ? [...unique.durable].map(([key, id]) => ({ key, id }))
-      : [...this.#list(name).hits()];
-    const list = new KeyList(hits);
+    const list = unique ? this.#uniqueKeyList(unique) : this.#listKeyList(this.#list(name), kept);
     this.#keyLists.set(name, { version, list });
     return list;
+  }
+
+  #uniqueKeyList(index: IndexDef<T>): KeyList {
+    return new KeyList([...index.durable].map(([key, id]) => ({ key, id })));
+  }
+
+  /** A list index's keys: those before with the changed records' keys replaced, or all sorted anew. */
+  #listKeyList(index: ListIndex<T>, kept: { version: number; list: KeyList } | undefined): KeyList {
+    const changed = kept && index.changedSince(kept.version);
+    if (!kept || !changed) {
+      index.track();
+      return new KeyList([...index.hits()]);
+    }
+    const hits: KeyHit[] = [];
+    for (const id of changed) {
+      const record = this.peek(id);
+      if (record !== undefined) for (const key of new Set(index.keysOf(record))) hits.push({ key, id });
+    }
+    return kept.list.patched(changed, hits);
   }
 
   /** `find`, synchronously. */

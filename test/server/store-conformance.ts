@@ -236,6 +236,13 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
         'joanna:id-joanna',
       ]);
       expect(await keys('tag', { contains: '-a' })).toEqual(['t-a:id-ann']);
+      expect(await keys('tag', { prefix: 'all' })).toEqual([
+        'all:id-ann',
+        'all:id-bob',
+        'all:id-dan',
+        'all:id-joanna',
+        'all:id-zed',
+      ]);
       await store.close();
     });
 

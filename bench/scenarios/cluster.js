@@ -27,6 +27,15 @@ async function cpuOf(name) {
   return seconds;
 }
 
+/** The machine's busy and total CPU time so far (/proc/stat, in clock ticks: their ratio is what counts). */
+async function machineTicks() {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0];
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = ticks[3] + ticks[4]; // idle, iowait
+  const total = ticks.reduce((sum, t) => sum + t, 0);
+  return { busy: total - idle, total };
+}
+
 /**
  * Who asks whom, friend i being on host i % count. `across`: any friend asks a friend on another host (with one
  * host, any other). `one-way`: the friends of the first host ask those of the others, so one host only sends and
@@ -65,11 +74,19 @@ async function invites(ctx, count, friends) {
   const cpu = async () => {
     const ends = await Promise.all(hosts.map((h) => cpuWindow(h.pid)));
     const [pg0, redis0] = [await cpuOf('postgres'), await cpuOf('redis-server')];
-    return async () => ({
-      hosts: await Promise.all(ends.map((end) => end())),
-      pg: (await cpuOf('postgres')) - pg0,
-      redis: (await cpuOf('redis-server')) - redis0,
-    });
+    const [machine0, generator0] = [await machineTicks(), process.cpuUsage()];
+    return async () => {
+      const machine = await machineTicks();
+      const generator = process.cpuUsage(generator0);
+      return {
+        hosts: await Promise.all(ends.map((end) => end())),
+        pg: (await cpuOf('postgres')) - pg0,
+        redis: (await cpuOf('redis-server')) - redis0,
+        // Of every core: 1 is the whole machine busy.
+        machineBusy: (machine.busy - machine0.busy) / (machine.total - machine0.total),
+        generator: (generator.user + generator.system) / 1e6,
+      };
+    };
   };
   const url = (i) => hosts[i % count].wsUrl;
   const r = await inviteLoad(ctx, friends, { url, cpu, sender, pick, settleMs: 1000, by: 'a host' });
@@ -78,7 +95,15 @@ async function invites(ctx, count, friends) {
   const per = (seconds) => (1e6 * seconds) / r.inWindow;
   const eachHost = r.cpu.hosts.map((c) => per(c.serverSeconds));
   const hostMicros = eachHost.reduce((sum, micros) => sum + micros, 0);
-  return { ...r, eachHost, hostMicros, pgMicros: per(r.cpu.pg), redisMicros: per(r.cpu.redis) };
+  return {
+    ...r,
+    eachHost,
+    hostMicros,
+    pgMicros: per(r.cpu.pg),
+    redisMicros: per(r.cpu.redis),
+    generatorMicros: per(r.cpu.generator),
+    machineBusy: 100 * r.cpu.machineBusy,
+  };
 }
 
 /** The CPU groups of the hosts held to --host-cpu (each lets its host go and removes its group). */
@@ -152,6 +177,8 @@ async function inviteRounds(ctx, friends, failures) {
     rows.push([`  durable answer p50 / p99`, several([lat('ack', 'p50'), lat('ack', 'p99')], 'ms', 2)]);
     const cpu = ['hostMicros', 'pgMicros', 'redisMicros'].map((key) => median(of(count, key)));
     rows.push([`  CPU per request: hosts / PostgreSQL / Redis`, several(cpu, 'us')]);
+    rows.push([`  load generator CPU per request`, median(of(count, 'generatorMicros')), 'us']);
+    rows.push([`  machine busy (every core)`, median(of(count, 'machineBusy')), '%']);
     if (count > 1) {
       const each = runs[count][0].eachHost.map((_, i) => median(runs[count].map((r) => r.eachHost[i])));
       rows.push([`  CPU per request, host by host`, several(each, 'us')]);

@@ -892,32 +892,37 @@ export class PgStore implements HostStore {
     return ready;
   }
 
+  /**
+   * Makes the keys of the records already there, once per database (hx_indexes says it was done). Writers go on
+   * meanwhile: every host that declares the index writes its keys with each record it commits, so the build only
+   * fills in those written before, a page at a time, each page in a short transaction of its own that holds its
+   * records' commit locks while their keys are inserted: a record changed during the build has the keys its writer
+   * gave it, never keys made from what it held before. One host builds at a time (an advisory lock).
+   */
   async #buildIndex<T>(collection: PgCollection<T>, index: string): Promise<void> {
-    const def = collection.def(index);
     const client = await this.#connect();
+    const lock = [INDEX_LOCK, `${collection.name}/${index}`];
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
-        INDEX_LOCK,
-        `${collection.name}/${index}`,
-      ]);
-      const built = await client.query('SELECT 1 FROM hx_indexes WHERE collection = $1 AND idx = $2', [
-        collection.name,
-        index,
-      ]);
-      if (built.rows.length === 0) {
-        // Writers wait while the keys of the records already there are made (once, when an index is new).
-        await client.query('LOCK TABLE hx_records IN SHARE MODE');
-        await this.#fillIndex(client, collection, index, def);
-        await client.query('INSERT INTO hx_indexes (collection, idx) VALUES ($1, $2)', [
+      await client.query('SELECT pg_advisory_lock($1, hashtext($2))', lock);
+      try {
+        const built = await client.query('SELECT 1 FROM hx_indexes WHERE collection = $1 AND idx = $2', [
           collection.name,
           index,
         ]);
+        if (built.rows.length === 0) {
+          await this.#fillIndex(client, collection, index, collection.def(index));
+          await client.query(
+            'INSERT INTO hx_indexes (collection, idx) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+            [collection.name, index],
+          );
+        }
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', lock);
       }
-      await client.query('COMMIT');
       client.release();
     } catch (error) {
-      await this.#abandon(client, error);
+      // Closed, not pooled: the session's advisory lock (and any transaction of a page) goes with it.
+      client.release(true);
       throw storageError(error);
     }
   }
@@ -928,24 +933,51 @@ export class PgStore implements HostStore {
     index: string,
     def: IndexDef<T>,
   ): Promise<void> {
-    const table = collection.keyTable(index);
-    let after = '';
-    for (;;) {
-      const page = await client.query<{ id: string; data: T }>(
-        'SELECT id, data FROM hx_records WHERE collection = $1 AND id > $2 ORDER BY id LIMIT $3',
-        [collection.name, after, PAGE],
-      );
-      const keys = page.rows.flatMap((row) => [...new Set(def.keysOf(row.data))].map((key) => [key, row.id]));
-      if (keys.length > 0) {
-        await client.query(
-          `INSERT INTO ${table} (collection, idx, key, id)
-           SELECT $1, $2, * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
-          [collection.name, index, keys.map((k) => k[0]), keys.map((k) => k[1])],
-        );
-      }
-      if (page.rows.length < PAGE) return;
-      after = page.rows.at(-1)!.id;
+    for (let after = ''; ;) {
+      await client.query('BEGIN');
+      const ids = await this.#fillPage(client, collection, index, def, after);
+      await client.query('COMMIT');
+      if (ids.length < PAGE) return;
+      after = ids.at(-1)!;
     }
+  }
+
+  /** The keys of the page of records after `after`, in the caller's transaction; the page's ids. */
+  async #fillPage<T>(
+    client: pg.PoolClient,
+    collection: PgCollection<T>,
+    index: string,
+    def: IndexDef<T>,
+    after: string,
+  ): Promise<string[]> {
+    // As a commit locks what it writes (the table, then each record: pg-migrations.ts), so a commit writing one of
+    // these records waits for this page's keys, or this page for its commit, whose keys then come last.
+    await client.query('LOCK TABLE hx_records IN ROW EXCLUSIVE MODE');
+    const page = await client.query<{ id: string }>(
+      'SELECT id FROM hx_records WHERE collection = $1 AND id > $2 ORDER BY id LIMIT $3',
+      [collection.name, after, PAGE],
+    );
+    const ids = page.rows.map((row) => row.id);
+    await client.query(
+      `SELECT hx_lock(ARRAY(SELECT 'r' || chr(31) || $1 || chr(31) || i FROM unnest($2::text[]) AS x(i)))`,
+      [collection.name, ids],
+    );
+    // Read again under the locks: as the commits before them left them.
+    const records = await client.query<{ id: string; data: T }>(
+      'SELECT id, data FROM hx_records WHERE collection = $1 AND id = ANY($2::text[])',
+      [collection.name, ids],
+    );
+    const keys = records.rows.flatMap((row) =>
+      [...new Set(def.keysOf(row.data))].map((key) => [key, row.id]),
+    );
+    if (keys.length > 0) {
+      await client.query(
+        `INSERT INTO ${collection.keyTable(index)} (collection, idx, key, id)
+         SELECT $1, $2, * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
+        [collection.name, index, keys.map((k) => k[0]), keys.map((k) => k[1])],
+      );
+    }
+    return ids;
   }
 
   async close(): Promise<void> {

@@ -397,6 +397,48 @@ describe('PostgreSQL store: several processes on one database', () => {
     });
   });
 
+  it('builds a new index over the records already there while both stores keep writing them', async () => {
+    const url = await freshDatabaseUrl();
+    const seeder = await openStore(url);
+    await seeder.tx((t) => {
+      for (let i = 0; i < 4500; i++) t.repo<Doc>('things').put(`id-${String(i).padStart(4, '0')}`, { n: i });
+    });
+    await seeder.close();
+    // Both declare an index the records were written without (as two hosts of a new version would).
+    const [a, b] = [await openStore(url), await openStore(url)];
+    for (const store of [a, b])
+      store.collection<Doc>('things').addListIndex('mod7', (doc) => [String(doc.n % 7)]);
+    const write = async (store: PgStore, from: number) => {
+      for (let step = 0; step < 40; step++) {
+        const id = `id-${String((from + step * 97) % 4500).padStart(4, '0')}`;
+        await store.tx(
+          async (t) => void (await t.repo<Doc>('things').update(id, (doc) => void (doc.n += 1))),
+        );
+        if (step % 10 === 0)
+          await store.tx((t) => t.repo<Doc>('things').put(`new-${from}-${step}`, { n: step }));
+      }
+    };
+    // B's first read builds the index (4,500 records, five pages) while A and B write to the records.
+    const [built] = await Promise.all([
+      b.collection<Doc>('things').list('mod7', '3'),
+      write(a, 1),
+      write(b, 2),
+    ]);
+    expect(built.length).toBeGreaterThan(0);
+    const all: Doc[] = [];
+    for await (const doc of a.collection<Doc>('things').scan()) all.push(doc);
+    const expected = (k: number) => all.filter((doc) => doc.n % 7 === k).map((doc) => doc.n);
+    for (let k = 0; k < 7; k++) {
+      for (const store of [a, b]) {
+        const listed = (await store.collection<Doc>('things').list('mod7', String(k))).map((doc) => doc.n);
+        expect(
+          listed.sort((x, y) => x - y),
+          `key ${k}`,
+        ).toEqual(expected(k).sort((x, y) => x - y));
+      }
+    }
+  });
+
   it("tells watchers of the other store's changes, and that all may have changed when its listening connection was lost", async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);

@@ -689,19 +689,6 @@ export class PgStore implements HostStore {
     }
   }
 
-  /** Ends a transaction that failed: rolled back where the connection still works, else dropped. */
-  async #abandon(client: pg.PoolClient, error: unknown): Promise<void> {
-    if (error instanceof pg.DatabaseError || !isConnectionError(error)) {
-      const ok = await client.query('ROLLBACK').then(
-        () => true,
-        () => false,
-      );
-      client.release(!ok);
-      return;
-    }
-    client.release(true);
-  }
-
   /**
    * Commits `t` (with whatever other commits of this host are waiting: PgCommitBatch): its entries' numbers, or
    * null when something it read changed (nothing written).

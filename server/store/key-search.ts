@@ -24,26 +24,61 @@ export class KeyList {
   readonly #hits: readonly KeyHit[];
   #joined: { text: string; starts: Int32Array } | null = null;
 
-  constructor(hits: KeyHit[], sorted?: 'sorted') {
+  /** `ready`: the hits are frozen and sorted already (taken as they are). */
+  constructor(hits: KeyHit[], ready?: 'ready') {
     // Frozen: searches hand these out, and nobody may change what the next search reads.
-    const frozen = hits.map((hit) =>
-      Object.isFrozen(hit) ? hit : Object.freeze({ key: hit.key, id: hit.id }),
-    );
-    this.#hits = sorted ? frozen : frozen.sort(byKeyThenId);
+    this.#hits = ready
+      ? hits
+      : hits.map((hit) => Object.freeze({ key: hit.key, id: hit.id })).sort(byKeyThenId);
   }
 
-  /** This list with every key of the records `ids` replaced by `hits` (their keys now): one merge, no sort. */
-  patched(ids: ReadonlySet<string>, hits: readonly KeyHit[]): KeyList {
-    const added = hits.map((hit) => Object.freeze({ key: hit.key, id: hit.id })).sort(byKeyThenId);
-    const kept = this.#hits.filter((hit) => !ids.has(hit.id));
-    const merged: KeyHit[] = new Array<KeyHit>(kept.length + added.length);
-    let [i, j, k] = [0, 0, 0];
-    while (i < kept.length && j < added.length) {
-      merged[k++] = byKeyThenId(kept[i]!, added[j]!) <= 0 ? kept[i++]! : added[j++]!;
+  /**
+   * This list less the hits `removed` (those it holds), plus the hits `added`: each found by a binary search, the
+   * rest copied in order (no sort, no comparison of the keys that did not change).
+   */
+  patched(removed: readonly KeyHit[], added: readonly KeyHit[]): KeyList {
+    const old = this.#hits;
+    const cuts = removed
+      .map((hit) => this.#position(hit))
+      .filter((at, index) => at < old.length && byKeyThenId(old[at]!, removed[index]!) === 0);
+    const dropAt = [...new Set(cuts)].sort((a, b) => a - b);
+    const adds = added.map((hit) => Object.freeze({ key: hit.key, id: hit.id })).sort(byKeyThenId);
+    const out: KeyHit[] = [];
+    let from = 0;
+    const copyTo = (end: number): void => {
+      for (let at = from; at < end; at++) out.push(old[at]!);
+      from = Math.max(from, end);
+    };
+    let [d, a] = [0, 0];
+    while (d < dropAt.length || a < adds.length) {
+      const insertAt = a < adds.length ? this.#position(adds[a]!) : Infinity;
+      const dropNext = d < dropAt.length ? dropAt[d]! : Infinity;
+      if (insertAt <= dropNext) {
+        copyTo(insertAt);
+        const held = insertAt < old.length && byKeyThenId(old[insertAt]!, adds[a]!) === 0;
+        // A hit it holds already, and keeps: not twice.
+        if (!held || insertAt === dropNext) out.push(adds[a]!);
+        a++;
+      } else {
+        copyTo(dropNext);
+        from = dropNext + 1;
+        d++;
+      }
     }
-    while (i < kept.length) merged[k++] = kept[i++]!;
-    while (j < added.length) merged[k++] = added[j++]!;
-    return new KeyList(merged, 'sorted');
+    copyTo(old.length);
+    return new KeyList(out, 'ready');
+  }
+
+  /** Where `hit` is or would go: the first position whose hit does not sort before it. */
+  #position(hit: KeyHit): number {
+    let low = 0;
+    let high = this.#hits.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (byKeyThenId(this.#hits[mid]!, hit) < 0) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   /** The matches, in key then id order: `offset` of them skipped, at most `limit`. */

@@ -1,3 +1,5 @@
+import type { KeyHit } from './key-search.js';
+
 /**
  * A non-unique secondary index held in memory: each key names the set of record ids whose `keysOf` lists it
  * (e.g. avatars by the build files they use). Both stores keep one per declared list index.
@@ -9,35 +11,51 @@ export class ListIndex<T> {
 
   /** Bumped whenever a key gains or loses an id (searches rebuild what they keep from the index then). */
   version = 0;
-  /** The records whose keys changed, each with the version before: kept once `track` is called, bounded. */
-  #changes: Array<{ from: number; id: string }> | null = null;
+  /** Each change of a record's keys (the version before it, the keys before and after): once tracked, bounded. */
+  #changes: Array<{ from: number; id: string; before: readonly string[]; after: readonly string[] }> | null =
+    null;
 
-  /** Keeps the records whose keys change from now on (for `changedSince`). */
+  /** Keeps the changes of records' keys from now on (for `changedSince`). */
   track(): void {
     this.#changes ??= [];
   }
 
-  /** The records whose keys changed since `version` (of `track`ed changes), or null when some are not known. */
-  changedSince(version: number): Set<string> | null {
-    if (version === this.version) return new Set();
+  /**
+   * The keys records lost and gained since `version` (of the changes kept since `track`), or null when some
+   * change since is not known.
+   */
+  changedSince(version: number): { removed: KeyHit[]; added: KeyHit[] } | null {
+    const none = { removed: [], added: [] };
+    if (version === this.version) return none;
     const changes = this.#changes;
     if (!changes?.length || changes[0]!.from > version) return null;
-    const ids = new Set<string>();
-    for (const change of changes) if (change.from >= version) ids.add(change.id);
-    return ids;
+    // Per record, its keys at `version` (before its first change since) and now (after its last).
+    const spans = new Map<string, { before: readonly string[]; after: readonly string[] }>();
+    for (const change of changes) {
+      if (change.from < version) continue;
+      const span = spans.get(change.id);
+      spans.set(change.id, { before: span ? span.before : change.before, after: change.after });
+    }
+    const out: { removed: KeyHit[]; added: KeyHit[] } = none;
+    for (const [id, { before, after }] of spans) {
+      for (const key of new Set(before)) if (!after.includes(key)) out.removed.push({ key, id });
+      for (const key of new Set(after)) if (!before.includes(key)) out.added.push({ key, id });
+    }
+    return out;
   }
 
   /** Moves record `id` from the keys of `before` to those of `after` (either may be null: none). */
   move(id: string, before: T | null, after: T | null): void {
     const from = this.version;
-    this.#move(id, before, after);
+    const [old, next] = this.#move(id, before, after);
     if (this.#changes && this.version !== from) {
-      this.#changes.push({ from, id });
+      this.#changes.push({ from, id, before: old, after: next });
       if (this.#changes.length > CHANGES_KEPT) this.#changes = this.#changes.slice(CHANGES_KEPT / 2);
     }
   }
 
-  #move(id: string, before: T | null, after: T | null): void {
+  /** The move; the keys before and after. */
+  #move(id: string, before: T | null, after: T | null): [readonly string[], readonly string[]] {
     const old = before === null ? [] : this.keysOf(before);
     const next = after === null ? [] : this.keysOf(after);
     for (const key of old) {
@@ -52,6 +70,7 @@ export class ListIndex<T> {
       if (!set.has(id)) this.version++;
       set.add(id);
     }
+    return [old, next];
   }
 
   /** Every key with each id it holds. */

@@ -110,16 +110,17 @@ export class PgKeyCache {
     if (dirty !== 'all' && dirty.size === 0 && keys.list) return keys.list;
     // Changes heard from here on mark the records again (the reads below may be older than them).
     keys.dirty = new Set();
-    let patch: { ids: Set<string>; hits: KeyHit[] } | null = null;
+    let patch: { removed: KeyHit[]; added: KeyHit[] } | null = null;
     try {
       if (dirty === 'all') {
         keys.forget();
         keys.put(await this.load.all(keys.collection, index, this.maxKeys));
       } else {
         const hits = await this.load.of(keys.collection, index, [...dirty]);
+        const removed = [...dirty].flatMap((id) => (keys.byId.get(id) ?? []).map((key) => ({ key, id })));
         keys.drop(dirty);
         keys.put(hits);
-        patch = { ids: dirty, hits };
+        patch = { removed, added: hits };
       }
     } catch (error) {
       // Read again by the next search (marks heard meanwhile kept).
@@ -135,7 +136,7 @@ export class PgKeyCache {
       return null;
     }
     // Only some records changed: their keys replace theirs in the sorted list, which is not sorted again.
-    keys.list = patch && keys.list ? keys.list.patched(patch.ids, patch.hits) : keys.build();
+    keys.list = patch && keys.list ? keys.list.patched(patch.removed, patch.added) : keys.build();
     return keys.list;
   }
 }

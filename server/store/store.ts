@@ -264,19 +264,14 @@ export class Collection<T> implements ReadCollection<T> {
     return new KeyList([...index.durable].map(([key, id]) => ({ key, id })));
   }
 
-  /** A list index's keys: those before with the changed records' keys replaced, or all sorted anew. */
+  /** A list index's keys: those before with the keys records lost and gained since, or all sorted anew. */
   #listKeyList(index: ListIndex<T>, kept: { version: number; list: KeyList } | undefined): KeyList {
     const changed = kept && index.changedSince(kept.version);
     if (!kept || !changed) {
       index.track();
       return new KeyList([...index.hits()]);
     }
-    const hits: KeyHit[] = [];
-    for (const id of changed) {
-      const record = this.peek(id);
-      if (record !== undefined) for (const key of new Set(index.keysOf(record))) hits.push({ key, id });
-    }
-    return kept.list.patched(changed, hits);
+    return kept.list.patched(changed.removed, changed.added);
   }
 
   /** `find`, synchronously. */

@@ -26,15 +26,23 @@ describe('sorted keys made again from the changed records (KeyList.patched)', ()
     const all = () => [...keysOf].flatMap(([id, keys]) => keys.map((key) => ({ key, id })));
     let list = new KeyList(all());
     for (let round = 0; round < 200; round++) {
-      const changed = new Set<string>();
+      // Each record's keys before the round: what it lost and gained is the difference at its end.
+      const start = new Map<string, string[]>();
       for (let c = 0; c < 1 + Math.floor(random() * 5); c++) {
-        const id = `id_${Math.floor(random() * 320)}`; // some new, some removed
-        changed.add(id);
-        if (random() < 0.2) keysOf.delete(id);
-        else keysOf.set(id, random() < 0.5 ? [word()] : []);
+        const id = `id_${Math.floor(random() * 320)}`; // some new, some removed, some twice
+        if (!start.has(id)) start.set(id, keysOf.get(id) ?? []);
+        const after = random() < 0.2 ? [] : random() < 0.5 ? [word()] : [word(), 'zed'];
+        if (after.length === 0) keysOf.delete(id);
+        else keysOf.set(id, [...new Set(after)]);
       }
-      const hits = [...changed].flatMap((id) => (keysOf.get(id) ?? []).map((key) => ({ key, id })));
-      list = list.patched(changed, hits);
+      const removed: KeyHit[] = [];
+      const added: KeyHit[] = [];
+      for (const [id, before] of start) {
+        const after = keysOf.get(id) ?? [];
+        for (const key of before) if (!after.includes(key)) removed.push({ key, id });
+        for (const key of after) if (!before.includes(key)) added.push({ key, id });
+      }
+      list = list.patched(removed, added);
       const fresh = new KeyList(all());
       expect(everything(list)).toEqual(everything(fresh));
       expect(list.find({ contains: 'n' }, 3, 7)).toEqual(fresh.find({ contains: 'n' }, 3, 7));
@@ -44,11 +52,13 @@ describe('sorted keys made again from the changed records (KeyList.patched)', ()
 
   it('hands out frozen hits, never the caller’s objects', () => {
     const mine = { key: 'k', id: 'a' };
-    const list = new KeyList([]).patched(new Set(['a']), [mine]);
+    const list = new KeyList([]).patched([], [mine]);
     const [hit] = everything(list);
     expect(hit).toEqual(mine);
     expect(hit).not.toBe(mine);
     expect(Object.isFrozen(hit)).toBe(true);
+    // A hit it holds already is not held twice; one it does not hold is not removed.
+    expect(everything(list.patched([{ key: 'x', id: 'b' }], [{ key: 'k', id: 'a' }]))).toEqual([mine]);
   });
 });
 
@@ -59,12 +69,21 @@ describe('a list index that tracks its changed records (ListIndex.changedSince)'
     expect(index.changedSince(0)).toBeNull(); // not tracked yet: unknown
     index.track();
     const start = index.version;
-    expect(index.changedSince(start)).toEqual(new Set());
+    const none = { removed: [], added: [] };
+    expect(index.changedSince(start)).toEqual(none);
     index.move('b', null, { tags: ['x', 'y'] });
     index.move('a', { tags: ['x'] }, { tags: ['x'] }); // no key changed
     index.move('a', { tags: ['x'] }, null);
-    expect(index.changedSince(start)).toEqual(new Set(['a', 'b']));
-    expect(index.changedSince(index.version)).toEqual(new Set());
+    index.move('c', null, { tags: ['z'] });
+    index.move('c', { tags: ['z'] }, null); // came and went: nothing
+    expect(index.changedSince(start)).toEqual({
+      removed: [{ key: 'x', id: 'a' }],
+      added: [
+        { key: 'x', id: 'b' },
+        { key: 'y', id: 'b' },
+      ],
+    });
+    expect(index.changedSince(index.version)).toEqual(none);
   });
 
   it('forgets the oldest changes past its bound: a version before them is unknown', () => {
@@ -75,6 +94,6 @@ describe('a list index that tracks its changed records (ListIndex.changedSince)'
     expect(index.changedSince(start)).toBeNull();
     const recent = index.version;
     index.move('last', null, { tags: ['t'] });
-    expect(index.changedSince(recent)).toEqual(new Set(['last']));
+    expect(index.changedSince(recent)).toEqual({ removed: [], added: [{ key: 't', id: 'last' }] });
   });
 });

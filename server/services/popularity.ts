@@ -69,7 +69,11 @@ export function createPopularityService(
       const repo = t.repo<PopularityRecord>(POPULARITY);
       for (const id of ids) {
         const record = await repo.get(id);
-        if (record) repo.put(id, withTotals(merged(record, null, seconds()), seconds()));
+        if (!record) continue;
+        const now = withTotals(merged(record, null, seconds()), seconds());
+        // Unused for a year: nothing left to rank it by.
+        if (now.totals!.every((count) => count === 0)) await repo.remove(id);
+        else repo.put(id, now);
       }
     });
   }

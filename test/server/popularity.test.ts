@@ -133,6 +133,10 @@ for (const [label, open] of STORES) {
       // The daily window still holds all of them.
       clock.ms += 1500;
       expect(await page(1, 1000)).toHaveLength(301);
+      // A year and more later, a walk that meets them removes their records: nothing is left to rank them by.
+      clock.ms += 367 * 24 * HOUR_MS;
+      expect(await page(4, 10)).toEqual([]);
+      await expect.poll(async () => await records.count()).toBe(0);
       expect(errors).toEqual([]);
     });
 

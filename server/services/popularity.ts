@@ -49,16 +49,23 @@ export function createPopularityService(
   const unsaved = new Map<string, PopularityRecord>();
   const forgotten = new Set<string>();
   const rankings = new Map<string, KeptRanking>();
+  /** Stale records being written again. */
+  const rewriting = new Set<string>();
   /** Rankings being read, by the key they are kept under. */
   const walking = new Map<string, Promise<KeptRanking>>();
   const seconds = (): number => Math.floor(clock.now() / 1000);
 
   async function rank(ask: RankingAsk): Promise<Ranked> {
     const ranked = await rankAssets({ records, publicAssets: deps.publicAssets, unsaved }, ask);
-    if (ranked.stale.length > 0) {
-      rewrite(ranked.stale.slice(0, REWRITE_MAX)).catch((error: unknown) =>
-        deps.onBackgroundError?.(error, 'writing popularity counts again with their current windows'),
-      );
+    // Each stale record once at a time, however many rankings meet it meanwhile.
+    const ids = ranked.stale.filter((id) => !rewriting.has(id)).slice(0, REWRITE_MAX);
+    if (ids.length > 0) {
+      for (const id of ids) rewriting.add(id);
+      rewrite(ids)
+        .catch((error: unknown) =>
+          deps.onBackgroundError?.(error, 'writing popularity counts again with their current windows'),
+        )
+        .finally(() => ids.forEach((id) => rewriting.delete(id)));
     }
     return ranked;
   }

@@ -133,7 +133,9 @@ export class WebhookQueue {
     const heldElsewhere = await this.#claim();
     if (heldElsewhere > 0) return heldElsewhere;
     if (await this.#trim(jobs)) return 0;
-    await this.#tryOnce(head);
+    // Read again now that this process holds the claim: the sender before it may have sent that one meanwhile.
+    const [current] = await jobs.findByPrefix(BY_QUEUE_ORDER, '', 1);
+    if (current && current.notBefore <= this.#deps.clock.now()) await this.#tryOnce(current);
     return 0;
   }
 

@@ -215,6 +215,7 @@ export async function openHost(
       onBackgroundError: (error, task) =>
         log.error({ err: error, task }, 'a background task of popularity failed'),
     });
+    forgetRemovedAssets(store, popularity, log);
     const search = createSearchService({
       ...deps,
       uploads,
@@ -366,6 +367,25 @@ function openModeration(parts: {
       await contentJobs.close();
     },
   };
+}
+
+/**
+ * An avatar or world this host removed (by its owner or a moderator) is not ranked again: its popularity counts go
+ * with the next save. The host that commits the removal sees to it, once.
+ */
+function forgetRemovedAssets(store: HostStore, popularity: PopularityService, log: Logger): void {
+  for (const collection of [AVATARS, WORLDS]) {
+    store.watch(collection, (id, remote) => {
+      if (remote || id === null) return;
+      store
+        .collection(collection)
+        .has(id)
+        .then((kept) => kept || popularity.forget(id))
+        .catch((error: unknown) =>
+          log.warn({ err: error, id }, 'could not tell whether an asset was removed'),
+        );
+    });
+  }
 }
 
 /**

@@ -219,6 +219,15 @@ describe('two hosts on one database', () => {
         })
         .toBe(5);
     }
+    // Removed through B: its counts go with B's next save, for every host.
+    expectOk(await b.post('remove/avatar', as(alice, { avatarid: avatarId })));
+    const popularity = a.server.store.collection('popularity');
+    await expect
+      .poll(async () => {
+        await b.server.popularity.flush();
+        return popularity.get(avatarId);
+      })
+      .toBeUndefined();
   });
 });
 

@@ -307,10 +307,11 @@ describe('edit details of avatars and worlds in a real browser', { timeout: 60_0
     const row = page.getByTestId('avatar-matrix').getByTestId('asset-row').filter({ hasText: 'Bot' });
     await row.getByRole('button', { name: 'Edit details of Bot' }).click();
     const editor = page.getByRole('form', { name: 'Edit the details of “Bot”' });
-    await editor.getByLabel('Image URL').fill('https://images.example.com/bot.png');
+    // Routed before the address is typed: the form's preview may ask for it at once (this machine has no DNS).
     await page.route('https://images.example.com/**', (route) =>
       route.fulfill({ status: 200, contentType: 'image/png', body: TEAL }),
     );
+    await editor.getByLabel('Image URL').fill('https://images.example.com/bot.png');
     // The form fits a phone's width like the rest of the page.
     await page.setViewportSize({ width: 360, height: 760 });
     expect(await fitsViewport(page)).toBe(true);

@@ -73,11 +73,9 @@ export interface HostEventMap {
   gameServerTokenRevoked: [{ tokenId: string; remote?: boolean }];
   /**
    * A moderation action this host committed (its log entry; server/services/moderation.ts). Only the host that ran
-   * the action emits it, so a webhook (server/services/webhooks.ts) hears of each action once in a community.
+   * the action emits it (server/socket/account-push.ts tells the user's own sockets on this host).
    */
   moderationRecorded: [{ entry: ModerationRecorded }];
-  /** An account this host created (sign-up, first-run owner, CLI), once it is durable; never a remote one. */
-  accountCreated: [{ user: StoredUser }];
 }
 
 /**

@@ -5,7 +5,6 @@ import {
   merged,
   POPULARITY_WINDOWS,
   rankPrefix,
-  totalsAt,
   view,
   type AssetKind,
   type PopularityDto,
@@ -102,17 +101,17 @@ async function countsNow(
   for (const id of ids) {
     const record = stored.get(id);
     const unsaved = parts.unsaved.get(id);
-    if (record && isStale(record, ask.now)) stale.push(id);
+    const saved = record && view(record, ask.now);
+    if (record && saved && isStale(record, saved)) stale.push(id);
     const base = record ?? unsaved;
     if (!base || base.kind !== ask.kind) continue;
-    const shown = view(record && unsaved ? merged(record, unsaved, ask.now) : base, ask.now);
+    const shown = unsaved ? view(record ? merged(record, unsaved, ask.now) : unsaved, ask.now) : saved!;
     if (shown[name].Usages > 0) out.push(shown);
   }
   return out;
 }
 
-/** Whether the record's kept totals (its rank keys) are not its counts now. */
-function isStale(record: PopularityRecord, now: number): boolean {
-  const current = totalsAt(record, now);
-  return !record.totals || current.some((count, window) => count !== record.totals![window]);
+/** Whether the record's kept totals (its rank keys) are not its counts now (`shown`). */
+function isStale(record: PopularityRecord, shown: PopularityDto): boolean {
+  return !record.totals || POPULARITY_WINDOWS.some((window, i) => shown[window].Usages !== record.totals![i]);
 }

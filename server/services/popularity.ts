@@ -77,10 +77,11 @@ export function createPopularityService(
       for (const id of ids) {
         const record = await repo.get(id);
         if (!record) continue;
-        const now = withTotals(merged(record, null, seconds()), seconds());
+        const now = seconds();
+        const current = withTotals(merged(record, null, now), now);
         // Unused for a year: nothing left to rank it by.
-        if (now.totals!.every((count) => count === 0)) await repo.remove(id);
-        else repo.put(id, now);
+        if (current.totals!.every((count) => count === 0)) await repo.remove(id);
+        else repo.put(id, current);
       }
     });
   }

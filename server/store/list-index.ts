@@ -25,8 +25,8 @@ export class ListIndex<T> {
    * change since is not known.
    */
   changedSince(version: number): { removed: KeyHit[]; added: KeyHit[] } | null {
-    const none = { removed: [], added: [] };
-    if (version === this.version) return none;
+    const out: { removed: KeyHit[]; added: KeyHit[] } = { removed: [], added: [] };
+    if (version === this.version) return out;
     const changes = this.#changes;
     if (!changes?.length || changes[0]!.from > version) return null;
     // Per record, its keys at `version` (before its first change since) and now (after its last).
@@ -36,7 +36,6 @@ export class ListIndex<T> {
       const span = spans.get(change.id);
       spans.set(change.id, { before: span ? span.before : change.before, after: change.after });
     }
-    const out: { removed: KeyHit[]; added: KeyHit[] } = none;
     for (const [id, { before, after }] of spans) {
       for (const key of new Set(before)) if (!after.includes(key)) out.removed.push({ key, id });
       for (const key of new Set(after)) if (!before.includes(key)) out.added.push({ key, id });

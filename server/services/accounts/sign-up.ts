@@ -51,7 +51,6 @@ export async function createUser(
     await options.inTx?.(t, user);
     const created = UsersRepo.in(t).put(user.Id, user);
     await deps.webhookOutbox.signup(t, created);
-    t.afterCommit(() => deps.events.emit('accountCreated', { user: created }));
     return created;
   });
   return { user: stored, token: token.dto };

@@ -269,7 +269,7 @@ function LastDelivery({ delivery }: { delivery: WebhookDeliveryDto | null }) {
   if (!delivery) {
     return (
       <p className="muted small" data-testid="webhook-last-delivery" data-state="none">
-        Nothing sent yet since the host started.
+        Nothing sent to this webhook yet.
       </p>
     );
   }

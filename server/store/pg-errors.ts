@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { StorageUnavailableError } from '../errors.js';
+import { OUTDATED_HOST } from './pg-migrations.js';
 
 /**
  * What a failed PostgreSQL call means for the store: run the transaction again (a serialization failure or a
@@ -16,11 +17,21 @@ const RETRY = new Set(['40001', '40P01']);
  */
 const UNAVAILABLE = /^(08|57P0|53)|^57014$|^55P03$/;
 
+/** What a request is told when its host is older than the database (another host was updated). */
+const OUTDATED_MESSAGE =
+  'This host runs an older version of Hypernex Companion than its database (another host was updated): it saves ' +
+  'nothing until it is updated too. Nothing was changed.';
+
+/** Whether PostgreSQL refused a commit because a newer version of the program migrated the database. */
+export function isOutdatedHost(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code === OUTDATED_HOST;
+}
+
 export function classifyPgError(error: unknown): PgFailure {
   if (error instanceof pg.DatabaseError) {
     const code = error.code ?? '';
     if (RETRY.has(code)) return 'retry';
-    return UNAVAILABLE.test(code) ? 'unavailable' : 'other';
+    return UNAVAILABLE.test(code) || code === OUTDATED_HOST ? 'unavailable' : 'other';
   }
   if (error instanceof StorageUnavailableError) return 'unavailable';
   // Not an answer from PostgreSQL: the connection could not be made, broke, or a client-side time limit passed.
@@ -40,6 +51,7 @@ export function isConnectionError(error: unknown): boolean {
 
 /** `error` as the store throws it: unavailability becomes a StorageUnavailableError, the rest as it is. */
 export function storageError(error: unknown): unknown {
+  if (isOutdatedHost(error)) return new StorageUnavailableError(error, OUTDATED_MESSAGE);
   return classifyPgError(error) === 'unavailable' && !(error instanceof StorageUnavailableError)
     ? new StorageUnavailableError(error)
     : error;

@@ -472,6 +472,12 @@ export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): P
     const known = Math.max(0, ...migrations.map((step) => step.version));
     const newest = Math.max(0, ...done);
     if (newest > known) throw new PgSchemaTooNewError(newest, known);
+    // Commits under way end first, and those after check the new version (see migration 12).
+    if (
+      newest < known &&
+      (await client.query<{ t: string | null }>("SELECT to_regclass('hx_records') AS t")).rows[0]?.t
+    )
+      await client.query('LOCK TABLE hx_records IN SHARE ROW EXCLUSIVE MODE');
     for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.includes(step.version)) continue;
       await client.query(step.sql);
@@ -536,3 +542,49 @@ PG_MIGRATIONS.push({
     $$;
   `,
 });
+
+/** hx_commit_batch's parameters as migration 7 made them (name and type), in order. */
+const COMMIT_PARAMS = `n int, tx_ids text[], rr_t int[], rr_c text[], rr_i text[], rr_v bigint[],
+  rk_t int[], rk_c text[], rk_x text[], rk_k text[], rk_i text[], rl_t int[], rl_c text[], rl_x text[], rl_k text[],
+  rl_ids json[], u_t int[], u_c text[], u_i text[], u_d json[], r_t int[], r_c text[], r_i text[], kr_t int[],
+  kr_c text[], kr_i text[], k_t int[], k_c text[], k_x text[], k_k text[], k_i text[], l_t int[], l_c text[],
+  l_x text[], l_k text[], l_i text[], e_t int[], e_l text[], e_d json[]`
+  .split(',')
+  .map((param) => param.trim().split(' ') as [string, string]);
+
+/** The SQLSTATE of a commit refused because a newer version of the program migrated the database. */
+export const OUTDATED_HOST = 'HX001';
+
+PG_MIGRATIONS.push({
+  version: 12,
+  name: 'commits of a host older than the database refused',
+  // A host keeps the keys of the indexes its version declares. A host of an earlier version, still running when a
+  // newer one migrated the database, would write records without the keys of the newer indexes (the newer host
+  // builds them once, over the records there then). So a commit now names the schema version its host knows, and
+  // one older than the database is refused, checked once its locks are held: a migration locks the records table
+  // (runMigrations), so each commit either ended before it or checks after it. Hosts of the versions before this
+  // one call the function with its former arguments, which no longer exist: their commits are refused too.
+  sql: `
+    ALTER FUNCTION hx_commit_batch(${COMMIT_PARAMS.map(([, type]) => type).join(', ')}) RENAME TO hx_commit_rows;
+    CREATE FUNCTION hx_commit_batch(${COMMIT_PARAMS.map(([name, type]) => `${name} ${type}`).join(', ')},
+      schema_version int) RETURNS jsonb LANGUAGE plpgsql AS $$
+    DECLARE
+      out jsonb;
+      newest int;
+    BEGIN
+      out := hx_commit_rows(${COMMIT_PARAMS.map(([name]) => name).join(', ')});
+      newest := (SELECT max(version) FROM hx_migrations);
+      IF schema_version < newest THEN
+        RAISE EXCEPTION USING ERRCODE = '${OUTDATED_HOST}', MESSAGE = format(
+          'this host knows schema version %s, the database has %s: it saves nothing until it runs that version',
+          schema_version, newest);
+      END IF;
+      RETURN out;
+    END
+    $$;
+    ALTER FUNCTION hx_commit_batch SET plan_cache_mode = force_generic_plan;
+  `,
+});
+
+/** The schema version this program brings a database to (its newest migration). */
+export const PG_SCHEMA_VERSION = Math.max(...PG_MIGRATIONS.map((step) => step.version));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { freeze } from 'immer';
 import pg from 'pg';
 import { StorageUnavailableError, StorageWriteError } from '../errors.js';
-import { classifyPgError, isConnectionError, storageError } from './pg-errors.js';
+import { classifyPgError, isConnectionError, isOutdatedHost, storageError } from './pg-errors.js';
 import { PgListener } from './pg-listener.js';
 import { PgLease, type AliveMessage } from './pg-lease.js';
 import { ChangeWatchers, type ChangeListener } from './change-watchers.js';
@@ -19,7 +19,13 @@ import {
   type ReadSet,
   type WriteSet,
 } from './pg-commit-batch.js';
-import { INDEX_LOCK, PG_MIGRATIONS, PgSchemaTooNewError, runMigrations } from './pg-migrations.js';
+import {
+  INDEX_LOCK,
+  PG_MIGRATIONS,
+  PG_SCHEMA_VERSION,
+  PgSchemaTooNewError,
+  runMigrations,
+} from './pg-migrations.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
 import type { KeyHit, KeyMatch } from './key-search.js';
@@ -420,6 +426,8 @@ export class PgStore implements HostStore {
   #pruneTimer: NodeJS.Timeout | null = null;
   #catchUpTimer: NodeJS.Timeout | null = null;
   #closed = false;
+  /** When this host last said it is older than the database (once a minute at most). */
+  #outdatedSaidAt = -Infinity;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -497,6 +505,18 @@ export class PgStore implements HostStore {
     const existing = this.#collections.get(name);
     if (!existing) throw new Error(`collection ${name} was not opened`);
     return existing as PgCollection<T>;
+  }
+
+  /**
+   * Every index declared so far, as `collection/index (unique|list)`, sorted: what this version's commits keep
+   * keys of. A change to it needs a migration step (see migration 12), so hosts of the earlier version stop saving.
+   */
+  declaredIndexes(): string[] {
+    return [...this.#collections.values()]
+      .flatMap((collection) =>
+        [...collection.indexes].map(([index, def]) => `${collection.name}/${index} (${def.kind})`),
+      )
+      .sort();
   }
 
   log<E extends { seq: number }, K>(name: string): PgLog<E, K> {
@@ -736,12 +756,23 @@ export class PgStore implements HostStore {
         // only wait as long again.
         const lockWait = (error as { code?: string }).code === '55P03';
         if (lockWait || classifyPgError(error) !== 'unavailable') throw error;
+        if (isOutdatedHost(error)) this.#sayOutdated(error);
         return items.map(() => storageError(error) as Error);
       }
       const backend = (client as unknown as { processID?: number }).processID ?? null;
       client.release(true);
       return Promise.all(items.map((item) => this.#settled(item.id, backend, error)));
     }
+  }
+  /** Says, once a minute at most, that a newer version migrated the database and this host saves nothing. */
+  #sayOutdated(error: unknown): void {
+    const now = performance.now();
+    if (now - this.#outdatedSaidAt < 60_000) return;
+    this.#outdatedSaidAt = now;
+    this.logger.error(
+      { err: error },
+      'another host migrated the database to a newer version: this host saves nothing until it runs that version',
+    );
   }
 
   /** The answer of a commit whose statement's answer was lost: what its hx_tx_done row says. */
@@ -1147,20 +1178,23 @@ async function migrate(pool: pg.Pool, url: string): Promise<string> {
   }
 }
 
-/** hx_commit_batch's 39 arguments; the records written come as one JSON array (nothing to escape), made json[] here. */
-const COMMIT_ARGS = Array.from({ length: 39 }, (_, i) =>
+/**
+ * hx_commit_batch's 40 arguments: the batch's 39 (the records written come as one JSON array, nothing to escape,
+ * made json[] here), then the schema version this host knows (a host older than the database saves nothing).
+ */
+const COMMIT_ARGS = Array.from({ length: 40 }, (_, i) =>
   i + 1 === RECORD_DATA_ARG ? `ARRAY(SELECT json_array_elements($${i + 1}::json))` : `$${i + 1}`,
 ).join(', ');
 
 /** The commit statement for `items`, with the NOTIFY that announces them when `notify` ([channel, payload]) is set. */
 function commitStatement(items: readonly CommitItem[], notify: [string, string] | null): pg.QueryConfig {
-  const values = batchValues(items);
+  const values = [...batchValues(items), PG_SCHEMA_VERSION];
   if (!notify)
     return { name: 'hx_commit_batch', text: `SELECT hx_commit_batch(${COMMIT_ARGS}) AS out`, values };
   // In the same transaction: delivered once the commit is, in commit order, never without it.
   return {
     name: 'hx_commit_batch_notify',
-    text: `SELECT hx_commit_batch(${COMMIT_ARGS}) AS out, pg_notify($40, $41)`,
+    text: `SELECT hx_commit_batch(${COMMIT_ARGS}) AS out, pg_notify($41, $42)`,
     values: [...values, ...notify],
   };
 }

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailableError, StorageWriteError } from '../../server/errors.js';
 import pg from 'pg';
-import { PG_MIGRATIONS, runMigrations } from '../../server/store/pg-migrations.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION, runMigrations } from '../../server/store/pg-migrations.js';
+import { batchValues } from '../../server/store/pg-commit-batch.js';
 import { PgStore, type PgStoreOptions } from '../../server/store/pg-store.js';
 import {
   describeStoreConformance,
@@ -464,7 +465,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     // Commits are planned once per connection (migration 9): re-planned on each call, they take twice as long.
     const settings = await queryAt<{ proconfig: string[] }>(
       url,
@@ -486,6 +487,42 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(await searchIndexes()).toEqual(['hx_keys_search', 'hx_list_keys_search']);
     await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES (99, 'from the future')");
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
+  });
+
+  it('refuses the commits of a host older than the database, says so once, and saves again once it is current', async () => {
+    const url = await freshDatabaseUrl();
+    const said: string[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: () => undefined,
+      error: (_: unknown, text: string) => said.push(text),
+    };
+    const a = await openStore(url, { logger });
+    await a.tx((t) => t.repo<Doc>('things').put('before', { n: 1 }));
+    // A newer version migrated the database while this store ran.
+    await queryAt(url, "INSERT INTO hx_migrations (version, name) VALUES ($1, 'a newer version')", [
+      PG_SCHEMA_VERSION + 1,
+    ]);
+    for (const id of ['during', 'again']) {
+      const refused = a.tx((t) => t.repo<Doc>('things').put(id, { n: 2 }));
+      await expect(refused).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(refused).rejects.toThrow(/older version of Hypernex Companion than its database/);
+    }
+    expect(said.filter((text) => /migrated the database to a newer version/.test(text))).toHaveLength(1);
+    expect(await queryAt(url, 'SELECT id FROM hx_records ORDER BY id')).toEqual([{ id: 'before' }]);
+    // Not even its idempotency key was kept: the commit did not happen.
+    expect(await queryAt(url, 'SELECT count(*)::int AS n FROM hx_tx_done')).toEqual([{ n: 1 }]);
+    // Hosts of the versions before the check call the commit with their arguments: it no longer exists for them.
+    const former = Array.from({ length: 39 }, (_, i) => `$${i + 1}`).join(', ');
+    await expect(queryAt(url, `SELECT hx_commit_batch(${former})`, batchValues([]))).rejects.toThrow(
+      /function hx_commit_batch\(.*\) does not exist/,
+    );
+    await queryAt(url, 'DELETE FROM hx_migrations WHERE version = $1', [PG_SCHEMA_VERSION + 1]);
+    await a.tx((t) => t.repo<Doc>('things').put('after', { n: 3 }));
+    expect(await queryAt(url, 'SELECT id FROM hx_records ORDER BY id')).toEqual([
+      { id: 'after' },
+      { id: 'before' },
+    ]);
   });
 
   it('refuses a commit PostgreSQL refuses, shows it to nobody, and goes on with the next', async () => {
@@ -585,7 +622,7 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       'SELECT version FROM hx_migrations ORDER BY version',
     );
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
     // The invite requests moved into their table with their last state; the log no longer holds them.
     expect(

@@ -107,8 +107,10 @@ export async function importIntoEmptyDatabase(
         if (logBatch.length >= BATCH) await flushEntries();
       }
       await flushEntries();
-      // History entries go on numbering after the imported ones; hosts already running hear that all changed.
+      // History entries and record versions go on numbering after the imported ones (a version used twice could
+      // let a transaction that read the older record commit); hosts already running hear that all changed.
       await client.query("SELECT setval('hx_log_seq', GREATEST($1::bigint, 1))", [clock]);
+      await client.query("SELECT setval('hx_version_seq', GREATEST($1::bigint, 1))", [clock]);
       await client.query('SELECT pg_notify($1, $2)', [
         `hx_commit_${await schemaOf(client)}`.slice(0, 63),
         JSON.stringify({ o: 'import', all: true, l: [] }),

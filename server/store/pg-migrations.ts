@@ -586,5 +586,14 @@ PG_MIGRATIONS.push({
   `,
 });
 
+PG_MIGRATIONS.push({
+  version: 13,
+  name: 'record versions numbered after every record (databases filled by migrate)',
+  // `migrate` set the history numbering after the records it copied, not their versions: new commits reused
+  // versions those records held, and a transaction that read such a record could commit over a newer one.
+  sql: `SELECT setval('hx_version_seq', GREATEST((SELECT last_value FROM hx_version_seq),
+          (SELECT coalesce(max(version), 1) FROM hx_records)));`,
+});
+
 /** The schema version this program brings a database to (its newest migration). */
 export const PG_SCHEMA_VERSION = Math.max(...PG_MIGRATIONS.map((step) => step.version));

@@ -278,6 +278,13 @@ describe('CLI on PostgreSQL', () => {
         bio: { StatusText: 'again' },
       }),
     );
+    // Numbered after every copied record (a version used twice could let a stale transaction commit).
+    const versions = await queryAt<{ id: string; version: string }>(
+      database,
+      'SELECT id, version FROM hx_records ORDER BY version DESC',
+    );
+    expect(versions[0]!.id).toBe(eve.id);
+    expect(new Set(versions.map((row) => row.version)).size).toBe(versions.length);
     await stop(host);
 
     // Once is enough: a database holding records is refused, named; the folder now belongs to PostgreSQL.

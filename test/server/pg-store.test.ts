@@ -465,7 +465,7 @@ describe('PostgreSQL store: several processes on one database', () => {
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     expect(stores).toHaveLength(3);
     const versions = await queryAt<{ version: number }>(url, 'SELECT version FROM hx_migrations');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     // Commits are planned once per connection (migration 9): re-planned on each call, they take twice as long.
     const settings = await queryAt<{ proconfig: string[] }>(
       url,
@@ -573,6 +573,32 @@ describe('PostgreSQL store: several processes on one database', () => {
     expect(await a.collection<Doc>('things').get('fine')).toEqual({ n: 2 });
   });
 
+  it('numbers new versions after every record a database holds (one `migrate` filled before version 13)', async () => {
+    const url = await freshDatabaseUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    pool.on('error', () => undefined);
+    await runMigrations(
+      pool,
+      PG_MIGRATIONS.filter((step) => step.version <= 12),
+    );
+    await pool.end();
+    // As `migrate` left it: copied records with their versions, the version numbering not moved on.
+    await queryAt(
+      url,
+      `INSERT INTO hx_records (collection, id, version, data) VALUES ('things', 'a', 40, '{"n":1}')`,
+    );
+    const store = await openStore(url);
+    await store.tx((t) => t.repo<Doc>('things').put('b', { n: 2 }));
+    const versions = await queryAt<{ id: string; version: string }>(
+      url,
+      'SELECT id, version FROM hx_records ORDER BY id',
+    );
+    expect(versions.map((row) => [row.id, Number(row.version) > 40])).toEqual([
+      ['a', false],
+      ['b', true],
+    ]);
+  });
+
   it('moves on a database of the earlier layout (records and histories replayed by every host): records, keys, histories', async () => {
     const url = await freshDatabaseUrl();
     // The earlier layout, as hosts of the previous version left it.
@@ -622,7 +648,7 @@ describe('PostgreSQL store: several processes on one database', () => {
       url,
       'SELECT version FROM hx_migrations ORDER BY version',
     );
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     expect(await queryAt(url, "SELECT to_regclass('hx_commits') AS gone")).toEqual([{ gone: null }]);
     // The invite requests moved into their table with their last state; the log no longer holds them.
     expect(

@@ -581,9 +581,12 @@ export class PgStore implements HostStore {
         return result.rows;
       } catch (error) {
         client.release(isConnectionError(error));
-        if (!isConnectionError(error)) throw storageError(error);
+        // Once an answer was lost, a refusal for time (waiting on the lost try's row, say) settles nothing.
+        const unsettled =
+          isConnectionError(error) || (lost !== null && classifyPgError(error) === 'unavailable');
+        if (!unsettled) throw lost === null ? storageError(error) : settleFailure(lost, error);
         if (Date.now() >= until || this.#closed) throw settleFailure(lost ?? error, error);
-        lost = error;
+        if (isConnectionError(error)) lost = error;
         await pause(100);
       }
     }
@@ -877,8 +880,8 @@ export class PgStore implements HostStore {
       if (message.n !== undefined) this.#lease.heardOwn(message.n);
       return;
     }
-    if (message.all) for (const name of this.#collections.keys()) this.#tell(name, null, true);
-    if (message.all) this.#cache.clear();
+    // Forgotten before anyone is told: a listener reads at once (a ban check), and must not read the copy kept.
+    if (message.all) this.#resync();
     for (const [collection, id] of message.r ?? []) {
       this.#cache.forget(collection, id);
       this.#tell(collection, id, true);

@@ -1,3 +1,4 @@
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailableError, StorageWriteError } from '../../server/errors.js';
 import pg from 'pg';
@@ -46,6 +47,33 @@ async function refuseRecord(url: string, id: string, atCommit = false): Promise<
          FOR EACH ROW EXECUTE FUNCTION refuse()`
       : 'CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON hx_records FOR EACH ROW EXECUTE FUNCTION refuse()',
   );
+}
+
+/** A TCP relay to the PostgreSQL of `url`: `cut()` breaks every connection through it (a network cut). */
+async function cuttableProxy(url: string): Promise<{ url: string; cut(): void; close(): void }> {
+  const target = new URL(url);
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => open.delete(socket));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const relayed = new URL(url);
+  relayed.hostname = '127.0.0.1';
+  relayed.port = String((server.address() as AddressInfo).port);
+  const cut = () => {
+    for (const socket of open) socket.destroy();
+  };
+  const close = () => {
+    cut();
+    server.close();
+  };
+  return { url: relayed.toString(), cut, close };
 }
 
 /** Stores a and b on one fresh database, b having read record x ({ n: 0 }) that a wrote. */
@@ -440,6 +468,28 @@ describe('PostgreSQL store: several processes on one database', () => {
     }
   });
 
+  it('forgets what it kept before telling watchers that all may have changed: one reading at once reads the change', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url, { cacheLeaseMs: 1000 });
+    const b = await openStore(url, { cacheLeaseMs: 1000 });
+    const things = b.collection<Doc>('things');
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 0 }));
+    // B keeps x, and its cache is current (a read then answers from it).
+    await expect.poll(async () => [await things.get('x'), b.cacheCurrent()]).toEqual([{ n: 0 }, true]);
+    const read: unknown[] = [];
+    // Read in the same turn as told (as the check of a banned user's sockets does).
+    b.watch('things', (id) => {
+      if (id === null) void things.get('x').then((doc) => read.push(doc));
+    });
+    // Too many records for one announcement to name: it says that all may have changed.
+    await a.tx((t) => {
+      for (let i = 0; i < 600; i++) t.repo<Doc>('things').put(`many-${i}`, { n: i });
+      t.repo<Doc>('things').put('x', { n: 1 });
+    });
+    await expect.poll(() => read.length).toBeGreaterThan(0);
+    expect(read[0]).toEqual({ n: 1 });
+  });
+
   it("tells watchers of the other store's changes, and that all may have changed when its listening connection was lost", async () => {
     const url = await freshDatabaseUrl();
     const a = await openStore(url);
@@ -523,6 +573,40 @@ describe('PostgreSQL store: several processes on one database', () => {
       { id: 'after' },
       { id: 'before' },
     ]);
+  });
+
+  it('settles a write whose answer was lost: a retry refused for time is tried again until it is done', async () => {
+    const url = await freshDatabaseUrl();
+    const proxy = await cuttableProxy(url);
+    const store = await openStore(proxy.url, { lockTimeoutMs: 200, settleTimeoutMs: 10_000 });
+    await queryAt(
+      url,
+      "CREATE TABLE counted (id text PRIMARY KEY, n int); INSERT INTO counted VALUES ('r', 0)",
+    );
+    // Another session holds the row: each try waits on it.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query("BEGIN; SELECT * FROM counted WHERE id = 'r' FOR UPDATE");
+    const written = store.writeIdempotent<{ n: number }>(
+      "UPDATE counted SET n = n + 1 WHERE id = 'r' RETURNING n",
+      [],
+    );
+    // The first try's connection breaks while it waits: its answer is lost (the host cannot tell what happened).
+    await expect
+      .poll(() =>
+        queryAt(
+          url,
+          "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'UPDATE counted%' AND wait_event_type = 'Lock'",
+        ),
+      )
+      .toHaveLength(1);
+    proxy.cut();
+    // The tries after it are refused for time while the row is held (200 ms each): none of that settles it.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await holder.query('COMMIT');
+    await holder.end();
+    expect(await written).toEqual([{ n: 1 }]);
+    proxy.close();
   });
 
   it('refuses a commit PostgreSQL refuses, shows it to nobody, and goes on with the next', async () => {

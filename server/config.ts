@@ -31,6 +31,11 @@ export interface HostConfig {
      */
     settleTimeoutMs: number;
     /**
+     * Longest a statement of the migrations a start runs may take or wait for a lock: an index built over a big
+     * table, another host's migrations, the commits under way.
+     */
+    migrationTimeoutMs: number;
+    /**
      * While other hosts listen, how long a commit that changes records waits before it is acknowledged; each host
      * answers reads from its cache while it has heard everything committed up to this long ago (0: every read asks
      * PostgreSQL). At most 1000.
@@ -219,6 +224,7 @@ export function defaultConfig(): HostConfig {
       statementTimeoutMs: 5000,
       lockTimeoutMs: 2000,
       settleTimeoutMs: 30_000,
+      migrationTimeoutMs: 600_000,
       cacheLeaseMs: 50,
       searchCacheKeys: 50_000,
     },
@@ -329,6 +335,7 @@ const CONFIG_SHAPE = {
       statementTimeoutMs: numberValue,
       lockTimeoutMs: numberValue,
       settleTimeoutMs: numberValue,
+      migrationTimeoutMs: numberValue,
       cacheLeaseMs: z.number().int().min(0).max(1000),
       searchCacheKeys: z.number().int().min(0).max(10_000_000),
     })

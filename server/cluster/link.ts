@@ -620,7 +620,8 @@ export class ClusterLink {
     } catch {
       return;
     }
-    if (this.#closed) return;
+    // Anything but an object (`null` included) is no message of a host.
+    if (this.#closed || typeof message !== 'object' || message === null) return;
     if (message.p === this.processId) {
       if (message.t === 'hb') this.#heardSelf();
       return;

@@ -1,5 +1,10 @@
 import pg from 'pg';
-import { MIGRATION_LOCK, PG_MIGRATIONS, runMigrations } from './pg-migrations.js';
+import {
+  DEFAULT_MIGRATION_TIMEOUT_MS,
+  MIGRATION_LOCK,
+  PG_MIGRATIONS,
+  runMigrations,
+} from './pg-migrations.js';
 import { PostgresUnreachableError } from './pg-store.js';
 import { redactUrl } from '../../shared/redact-url.js';
 
@@ -29,6 +34,8 @@ export class DatabaseNotEmptyError extends Error {
 
 /** Rows per INSERT statement. */
 const BATCH = 500;
+/** Longest wait for a connection to PostgreSQL (ms). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Copies records and log entries into the PostgreSQL store at `url` in one transaction, refusing a database that
@@ -40,16 +47,25 @@ export async function importIntoEmptyDatabase(
   records: Iterable<ImportedRecord>,
   entries: AsyncIterable<ImportedEntry> | Iterable<ImportedEntry>,
 ): Promise<{ records: number; entries: number }> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // One long transaction, but never a wait without end: the migrations' limits for each statement.
+  const connection = {
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: DEFAULT_MIGRATION_TIMEOUT_MS,
+    query_timeout: DEFAULT_MIGRATION_TIMEOUT_MS + 1000,
+  };
+  const pool = new pg.Pool({ ...connection, max: 1 });
   pool.on('error', () => undefined);
   try {
     try {
-      await runMigrations(pool, PG_MIGRATIONS);
+      await runMigrations(connection, PG_MIGRATIONS);
     } catch (error) {
       if ((error as { code?: string }).code === undefined) throw new PostgresUnreachableError(url, error);
       throw error;
     }
     const client = await pool.connect();
+    // A broken connection fails the statement under way; unheard, its 'error' event would end the process.
+    client.on('error', () => undefined);
     try {
       await client.query('BEGIN');
       // Two imports at once: the second waits, then finds the database not empty.

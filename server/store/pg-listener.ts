@@ -36,6 +36,7 @@ export class PgListener {
   /** Connects and listens; rejects when the first connection cannot be made. */
   async start(): Promise<void> {
     await this.#connect();
+    if (this.#closed) return;
     this.#probe = setInterval(() => this.#check(), PROBE_MS);
     this.#probe.unref();
   }
@@ -53,6 +54,11 @@ export class PgListener {
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
+    }
+    // Closed while connecting: nobody would end it.
+    if (this.#closed) {
+      await client.end().catch(() => undefined);
+      return;
     }
     this.#client = client;
     this.#delay = RELISTEN_MS;

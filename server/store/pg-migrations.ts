@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * The PostgreSQL store's schema, as versioned steps. Each step runs once, in order, inside the one transaction
@@ -449,34 +449,50 @@ export class PgSchemaTooNewError extends Error {
   }
 }
 
+export interface MigrationOptions {
+  /**
+   * Longest any statement of the migrations may run or wait for a lock (ms): building an index over a big table, or
+   * waiting for another host's migrations or for the commits under way, takes longer than a request may.
+   */
+  timeoutMs?: number;
+  /** Told before any step runs: the schema version found and the one the steps bring. */
+  onMigrating?: (from: number, to: number) => void;
+}
+
+export const DEFAULT_MIGRATION_TIMEOUT_MS = 10 * 60_000;
+
 /**
  * Brings the schema up to the last step of `migrations` in one transaction, under an advisory lock: processes
- * starting together wait for each other, and the second finds nothing left to do. Returns the schema's name.
+ * starting together wait for each other, and the second finds nothing left to do. Returns the schema's name. Runs
+ * on a connection of its own, with `options.timeoutMs` as its limits.
  */
-export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): Promise<string> {
-  const client = await pool.connect();
+export async function runMigrations(
+  connection: pg.ClientConfig,
+  migrations: PgMigration[],
+  options: MigrationOptions = {},
+): Promise<string> {
+  const timeoutMs = Math.floor(options.timeoutMs ?? DEFAULT_MIGRATION_TIMEOUT_MS);
+  const client = new pg.Client({
+    ...connection,
+    statement_timeout: timeoutMs,
+    lock_timeout: timeoutMs,
+    query_timeout: timeoutMs + 1000,
+  });
+  // A connection that breaks fails the query under way; unheard, its 'error' event would end the process.
+  client.on('error', () => undefined);
+  await client.connect();
   try {
     await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [MIGRATION_LOCK]);
-    const current = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema'))
-      .rows[0]?.schema;
-    if (!current) throw new Error('the connection has no schema to create tables in (check search_path)');
-    await client.query(`CREATE TABLE IF NOT EXISTS hx_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
+    const current = await lockSchema(client);
     const done = (await client.query<{ version: number }>('SELECT version FROM hx_migrations')).rows.map(
       (row) => row.version,
     );
     const known = Math.max(0, ...migrations.map((step) => step.version));
     const newest = Math.max(0, ...done);
     if (newest > known) throw new PgSchemaTooNewError(newest, known);
+    if (newest < known) options.onMigrating?.(newest, known);
     // Commits under way end first, and those after check the new version (see migration 12).
-    if (
-      newest < known &&
-      (await client.query<{ t: string | null }>("SELECT to_regclass('hx_records') AS t")).rows[0]?.t
-    )
+    if (newest < known && (await client.query("SELECT to_regclass('hx_records') AS t")).rows[0]?.t)
       await client.query('LOCK TABLE hx_records IN SHARE ROW EXCLUSIVE MODE');
     for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.includes(step.version)) continue;
@@ -488,13 +504,24 @@ export async function runMigrations(pool: pg.Pool, migrations: PgMigration[]): P
     }
     await client.query(SEARCH_TRIGRAM_INDEXES);
     await client.query('COMMIT');
-    client.release();
     return current;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(true);
-    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
   }
+}
+
+/** Takes the migrations' lock on the schema (waiting for another process's migrations) and makes hx_migrations. */
+async function lockSchema(client: pg.Client): Promise<string> {
+  await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [MIGRATION_LOCK]);
+  const current = (await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')).rows[0]
+    ?.schema;
+  if (!current) throw new Error('the connection has no schema to create tables in (check search_path)');
+  await client.query(`CREATE TABLE IF NOT EXISTS hx_migrations (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  return current;
 }
 
 PG_MIGRATIONS.push({

@@ -25,6 +25,7 @@ import {
   PG_SCHEMA_VERSION,
   PgSchemaTooNewError,
   runMigrations,
+  type MigrationOptions,
 } from './pg-migrations.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
@@ -75,6 +76,8 @@ export interface PgStoreOptions {
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
   settleTimeoutMs?: number;
+  /** Longest a statement of the migrations at start may run or wait for a lock (ms). */
+  migrationTimeoutMs?: number;
   /** How long a commit waits before it is acknowledged while other hosts listen, and reads use the cache (ms). */
   cacheLeaseMs?: number;
   /** Keys per index a host keeps for searches (PgKeyCache); 0: every search is a query. */
@@ -1040,7 +1043,11 @@ export class PgStore implements HostStore {
     pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection broke'));
     let store: PgStore | null = null;
     try {
-      const schema = await migrate(pool, url);
+      const schema = await migrate(connection, url, {
+        timeoutMs: options.migrationTimeoutMs,
+        onMigrating: (from, to) =>
+          logger.info({ from, to }, 'migrating the database to a newer schema (other hosts starting wait)'),
+      });
       store = new PgStore(
         pool,
         connection,
@@ -1169,9 +1176,9 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function migrate(pool: pg.Pool, url: string): Promise<string> {
+async function migrate(connection: pg.ClientConfig, url: string, options: MigrationOptions): Promise<string> {
   try {
-    return await runMigrations(pool, PG_MIGRATIONS);
+    return await runMigrations(connection, PG_MIGRATIONS, options);
   } catch (error) {
     if (error instanceof PgSchemaTooNewError) throw error;
     const code = (error as { code?: string }).code;

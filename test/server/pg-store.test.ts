@@ -2,8 +2,14 @@ import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailableError, StorageWriteError } from '../../server/errors.js';
 import pg from 'pg';
-import { PG_MIGRATIONS, PG_SCHEMA_VERSION, runMigrations } from '../../server/store/pg-migrations.js';
+import {
+  MIGRATION_LOCK,
+  PG_MIGRATIONS,
+  PG_SCHEMA_VERSION,
+  runMigrations,
+} from '../../server/store/pg-migrations.js';
 import { batchValues } from '../../server/store/pg-commit-batch.js';
+import { PgListener } from '../../server/store/pg-listener.js';
 import { PgStore, type PgStoreOptions } from '../../server/store/pg-store.js';
 import {
   describeStoreConformance,
@@ -539,6 +545,49 @@ describe('PostgreSQL store: several processes on one database', () => {
     await expect(PgStore.open(url, SPEC)).rejects.toThrow(/schema version 99, newer than this program/);
   });
 
+  it('runs its migrations under limits of their own: waiting for another process migrating, or a slow step', async () => {
+    const url = await freshDatabaseUrl();
+    // Another process is migrating: it holds the migrations' lock longer than a request may wait or run.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    await other.query('BEGIN');
+    await other.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [MIGRATION_LOCK]);
+    const opening = openStore(url, { lockTimeoutMs: 100, statementTimeoutMs: 200 });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await other.query('COMMIT');
+    await other.end();
+    const store = await opening;
+    await store.tx((t) => t.repo<Doc>('things').put('x', { n: 1 }));
+    // Past the migrations' own limit, a step is undone and the start refused.
+    const slow = { version: PG_SCHEMA_VERSION + 1, name: 'slow', sql: 'SELECT pg_sleep(2)' };
+    await expect(
+      runMigrations({ connectionString: url }, [...PG_MIGRATIONS, slow], { timeoutMs: 300 }),
+    ).rejects.toThrow(/statement timeout/);
+    const versions = await queryAt<{ version: number }>(
+      url,
+      'SELECT max(version) AS version FROM hx_migrations',
+    );
+    expect(versions).toEqual([{ version: PG_SCHEMA_VERSION }]);
+  });
+
+  it('leaves no listening connection behind when closed while it connects', async () => {
+    const url = await freshDatabaseUrl();
+    const name = `hx-test-listen-${Date.now()}`;
+    const listener = new PgListener({ connectionString: url }, ['hx_test'], name, {
+      onMessage: () => undefined,
+      onConnected: () => undefined,
+      logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    });
+    const started = listener.start();
+    await listener.close();
+    await started;
+    const open = () => queryAt(url, 'SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [name]);
+    await expect.poll(open).toEqual([]);
+    // Still none a moment later (nothing reconnects).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await open()).toEqual([]);
+  });
+
   it('refuses the commits of a host older than the database, says so once, and saves again once it is current', async () => {
     const url = await freshDatabaseUrl();
     const said: string[] = [];
@@ -659,13 +708,10 @@ describe('PostgreSQL store: several processes on one database', () => {
 
   it('numbers new versions after every record a database holds (one `migrate` filled before version 13)', async () => {
     const url = await freshDatabaseUrl();
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    pool.on('error', () => undefined);
     await runMigrations(
-      pool,
+      { connectionString: url },
       PG_MIGRATIONS.filter((step) => step.version <= 12),
     );
-    await pool.end();
     // As `migrate` left it: copied records with their versions, the version numbering not moved on.
     await queryAt(
       url,
@@ -686,13 +732,10 @@ describe('PostgreSQL store: several processes on one database', () => {
   it('moves on a database of the earlier layout (records and histories replayed by every host): records, keys, histories', async () => {
     const url = await freshDatabaseUrl();
     // The earlier layout, as hosts of the previous version left it.
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    pool.on('error', () => undefined);
     await runMigrations(
-      pool,
+      { connectionString: url },
       PG_MIGRATIONS.filter((step) => step.version <= 2),
     );
-    await pool.end();
     await queryAt(
       url,
       `INSERT INTO hx_records (collection, id, version, data) VALUES

@@ -354,6 +354,20 @@ describe('messages for another process while Redis fails', () => {
     }
   });
 
+  it('ignores what is no message of a host on its channels (null, a number, an array) and goes on', async () => {
+    const { a, b } = await twoProcesses();
+    b.sockets.held.add('u1');
+    b.link.announceOnline('u1');
+    await expect.poll(() => a.link.heldElsewhere('u1'), { timeout: 5000, interval: 20 }).toBe(true);
+    // Whoever may write to Redis could send these; thrown in ioredis's message event, one would end the process.
+    for (const text of ['null', '42', '"text"', '[]', '{"t":"deliver"}'])
+      await a.link.redis.publish(`${b.link.keyPrefix}all`, text);
+    await a.link.deliverConfirmed(['u1'], () => '{"after":1}');
+    await expect
+      .poll(() => b.sockets.got, { timeout: 2000, interval: 20 })
+      .toEqual([{ userId: 'u1', json: '{"after":1}' }]);
+  });
+
   it('rejects a message for a process that does not listen (it stopped)', async () => {
     const { a } = await twoProcesses();
     const result = await timed(a.link.forwardConfirmed('gone', { op: 'leave', userId: 'u1', args: {} }));

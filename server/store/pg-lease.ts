@@ -247,13 +247,13 @@ export class PgLease {
    * is alone (once its announcement, `echo`, came back), else until the longest lease of any host has passed.
    */
   async acknowledgeable(answeredAt: number, echo: Promise<void> | null): Promise<void> {
-    const wait = this.#longestLease();
-    if (wait <= 0) return;
     if (echo) {
-      const heard = await Promise.race([echo.then(() => true), pause(wait).then(() => false)]);
-      if (heard && this.#alone()) return;
+      // Once its announcement is back, every host that said "alive" before the commit is known, with its lease
+      // (one just started may hold a longer lease than this host or any it knew). Not back: the longest there is.
+      const heard = await Promise.race([echo.then(() => true), pause(MAX_LEASE_MS).then(() => false)]);
+      if (!heard || this.#alone()) return;
     }
-    const left = answeredAt + wait - this.now();
+    const left = answeredAt + this.#longestLease() - this.now();
     if (left > 0) await pause(left);
   }
 

@@ -118,6 +118,23 @@ describe('PgLease: when a commit may be acknowledged', () => {
     lease.heardAlive({ o: 'other', alive: 2, lease: 20 });
     await acknowledged(50);
   });
+  it('after the lease of a host heard before its announcement came back, even with a lease of its own of 0', async () => {
+    vi.useFakeTimers();
+    const { lease, now } = setup(0, 0);
+    await lease.reconnected();
+    const echo = lease.expectEcho();
+    let done = false;
+    void lease.acknowledgeable(now(), echo.heard).then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(done).toBe(false);
+    // A host that just started said it is alive before this commit's announcement: it may keep what it changed.
+    lease.heardAlive({ o: 'newcomer', alive: 1, lease: 300 });
+    lease.heardOwn(echo.n);
+    await vi.advanceTimersByTimeAsync(299);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+  });
 });
 
 describe('PgLease: how many hosts share the database', () => {

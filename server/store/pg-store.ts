@@ -28,6 +28,7 @@ import {
   type MigrationOptions,
 } from './pg-migrations.js';
 import { redactUrl } from '../../shared/redact-url.js';
+import { withTimeout } from '../../shared/with-timeout.js';
 import type { HostStore, ReadCollection, Tx, TxRepo } from './seam.js';
 import type { KeyHit, KeyMatch } from './key-search.js';
 import { DEFAULT_SEARCH_CACHE_KEYS, PgKeyCache } from './pg-key-cache.js';
@@ -412,6 +413,8 @@ export class PgStore implements HostStore {
     this.logger.error({ err: error, collection }, 'a change listener failed'),
   );
   readonly #indexesReady = new Map<string, Promise<void>>();
+  /** Indexes whose keys every record has (their build done, or found done). */
+  readonly #indexesBuilt = new Set<string>();
   readonly #cache = new PgRecordCache();
   readonly #keyCache: PgKeyCache;
   readonly #reads = new PgReadBatch((collection, ids) => this.#cache.read(this.pool, collection, ids));
@@ -910,10 +913,20 @@ export class PgStore implements HostStore {
     if (!ready) {
       ready = this.#buildIndex(collection, index);
       this.#indexesReady.set(name, ready);
-      // A failed build (database away) is tried again by the next read.
-      ready.catch(() => this.#indexesReady.delete(name));
+      ready.then(
+        () => this.#indexesBuilt.add(name),
+        // A failed build (database away, another host building) is tried again by the next read.
+        () => this.#indexesReady.delete(name),
+      );
     }
-    return ready;
+    if (this.#indexesBuilt.has(name)) return ready;
+    // A build over a big collection takes longer than a request may wait: it goes on, the request is refused.
+    const bound = Number(this.connection.statement_timeout ?? 5000);
+    return withTimeout(ready, bound, INDEX_BUILDING).catch((error: unknown) => {
+      throw error instanceof Error && error.message === INDEX_BUILDING
+        ? new StorageUnavailableError(error, INDEX_BUILDING)
+        : error;
+    });
   }
 
   /**
@@ -947,6 +960,9 @@ export class PgStore implements HostStore {
     } catch (error) {
       // Closed, not pooled: the session's advisory lock (and any transaction of a page) goes with it.
       client.release(true);
+      // Waited past the lock's limit for the host building it.
+      if ((error as { code?: string }).code === '55P03')
+        throw new StorageUnavailableError(error, INDEX_BUILDING);
       throw storageError(error);
     }
   }
@@ -1144,6 +1160,11 @@ function writeValues(t: PgTransaction): WriteSet {
     e_d: t.appends.map((a) => JSON.stringify(a.entry)),
   };
 }
+
+/** What a request that needs an index still being built is told. */
+const INDEX_BUILDING =
+  'The database is still building an index this version of Hypernex Companion added (on a big community it ' +
+  'takes a while). Nothing was changed; try again shortly.';
 
 /** Connections that already carry the store's error listener. */
 const LISTENED = new WeakSet<pg.PoolClient>();

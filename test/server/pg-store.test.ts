@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailableError, StorageWriteError } from '../../server/errors.js';
 import pg from 'pg';
 import {
+  INDEX_LOCK,
   MIGRATION_LOCK,
   PG_MIGRATIONS,
   PG_SCHEMA_VERSION,
@@ -494,6 +495,49 @@ describe('PostgreSQL store: several processes on one database', () => {
     });
     await expect.poll(() => read.length).toBeGreaterThan(0);
     expect(read[0]).toEqual({ n: 1 });
+  });
+
+  it('refuses, saying so, a read that needs an index another store is building, and reads once it is built', async () => {
+    const url = await freshDatabaseUrl();
+    const a = await openStore(url);
+    await a.tx((t) => t.repo<Doc>('things').put('x', { n: 1, name: 'Xeno' }));
+    // Another host builds an index this version added: it holds the index's lock.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [INDEX_LOCK, 'things/late']);
+    const b = await openStore(url, { lockTimeoutMs: 200 });
+    b.collection<Doc>('things').addIndex('late', (doc) => doc.name?.toLowerCase());
+    const found = b.collection<Doc>('things').find('late', 'xeno');
+    await expect(found).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(found).rejects.toThrow(/still building an index/);
+    await holder.end();
+    expect(await b.collection<Doc>('things').find('late', 'xeno')).toEqual({ n: 1, name: 'Xeno' });
+  });
+
+  it('refuses a read that waits longer than a statement may for the index it is building, and goes on building', async () => {
+    const url = await freshDatabaseUrl();
+    await openStore(url);
+    // A big collection written before the index existed: its build takes many pages.
+    await queryAt(
+      url,
+      `INSERT INTO hx_records (collection, id, version, data)
+         SELECT 'things', 'r' || i, nextval('hx_version_seq'), json_build_object('n', i, 'name', 'N' || i)
+           FROM generate_series(1, 50000) AS i`,
+    );
+    const b = await openStore(url, { statementTimeoutMs: 300 });
+    b.collection<Doc>('things').addIndex('late', (doc) => doc.name?.toLowerCase());
+    const first = b.collection<Doc>('things').find('late', 'n7');
+    await expect(first).rejects.toThrow(/still building an index/);
+    await expect
+      .poll(
+        () =>
+          b
+            .collection<Doc>('things')
+            .find('late', 'n7')
+            .catch(() => 'refused'),
+        { timeout: 30_000 },
+      )
+      .toEqual({ n: 7, name: 'N7' });
   });
 
   it("tells watchers of the other store's changes, and that all may have changed when its listening connection was lost", async () => {

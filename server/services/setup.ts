@@ -8,7 +8,13 @@ import type { TokenDto } from '../protocol/types.js';
 import type { AccountsService } from './accounts.js';
 import type { ServiceDeps } from './context.js';
 import { sha256 } from './secrets.js';
-import { hostSettings, updateHostSettings } from '../store/settings.js';
+import {
+  HOST,
+  hostSettings,
+  SETTINGS,
+  updateHostSettings,
+  type HostSettingsRecord,
+} from '../store/settings.js';
 
 /**
  * First-run owner bootstrap (SPEC section 2). While no owner exists, the host holds a one-time setup secret in
@@ -27,6 +33,10 @@ export function createSetupService(
     return false;
   }
 
+  async function closeIfDone(): Promise<void> {
+    if ((await hostSettings(store).catch(() => null))?.ownerSetupDone) secret = null;
+  }
+
   async function markDone(): Promise<void> {
     secret = null;
     if (!(await hostSettings(store)).ownerSetupDone) {
@@ -42,6 +52,10 @@ export function createSetupService(
         return null;
       }
       secret = ids.secret();
+      // An owner made through another host on the database closes setup here too.
+      store.watch(SETTINGS, (id) => {
+        if (secret !== null && (id === HOST || id === null)) closeIfDone().catch(() => undefined);
+      });
       return secret;
     },
     get secret(): string | null {
@@ -69,7 +83,17 @@ export function createSetupService(
         {
           rank: Rank.Owner,
           skipInviteCode: true,
-          inTx: (t) => updateHostSettings(t, store, { ownerSetupDone: true }),
+          inTx: async (t) => {
+            // Another host on the database (each shows a secret of its own) may have made the owner meanwhile.
+            if ((await t.repo<HostSettingsRecord>(SETTINGS).get(HOST))?.ownerSetupDone) {
+              secret = null;
+              throw new AppError(
+                ErrorCode.SETUP_ALREADY_DONE,
+                'This host already has an owner. Sign in instead.',
+              );
+            }
+            await updateHostSettings(t, store, { ownerSetupDone: true });
+          },
         },
       );
       secret = null;

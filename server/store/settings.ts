@@ -3,7 +3,8 @@ import { Store, type StoreMeta } from './store.js';
 
 /** Host settings changed at run time (first-run state, owner's choices): one record in its own collection. */
 export const SETTINGS = 'settings';
-const HOST = 'host';
+/** The id of the host settings' record. */
+export const HOST = 'host';
 
 export interface HostSettingsRecord {
   /** True once the host has an owner: the setup secret is never offered again. */

@@ -5,13 +5,14 @@ import {
   editUser,
   expectFail,
   expectOk,
+  PASSWORD,
   signUp,
   startHost,
   tempDir,
   type Account,
   type TestHost,
 } from './helpers.js';
-import { dropSchemas, freshDatabaseUrl } from './pg-helpers.js';
+import { dropSchemas, freshDatabaseUrl, queryAt } from './pg-helpers.js';
 import { TestSocket } from './socket-client.js';
 import { avatarMeta, md5, upload } from './upload-helpers.js';
 
@@ -142,6 +143,37 @@ describe('two hosts on one database', () => {
       expect(await find('search/avatar/robo/1/1')).toEqual([]);
     },
   );
+
+  it('makes one owner for the community: both hosts set up at once make one, and setup closes on both', async () => {
+    const secrets = [a.server.setupSecret, b.server.setupSecret];
+    expect(secrets.every((secret) => typeof secret === 'string')).toBe(true);
+    const owner = (name: string, secret: string | null) => ({
+      username: name,
+      password: PASSWORD,
+      email: `${name}@lan.example`,
+      setupSecret: secret,
+    });
+    // Each host shows a secret of its own; both are used at once.
+    const answers = await Promise.all([
+      a.post('setupOwner', owner('first', secrets[0]!)),
+      b.post('setupOwner', owner('second', secrets[1]!)),
+    ]);
+    expect(answers.map((answer) => answer.success).sort()).toEqual([false, true]);
+    expectFail(
+      answers.find((answer) => !answer.success)!,
+      'SETUP_ALREADY_DONE',
+    );
+    for (const host of [a, b])
+      await expect
+        .poll(async () => expectOk(await host.get('setupStatus')))
+        .toEqual({ needsOwnerSetup: false });
+    const owners = await queryAt(
+      b.server.config.database!,
+      "SELECT id FROM hx_records WHERE collection = 'users' AND (data->>'Rank')::int = $1",
+      [Rank.Owner],
+    );
+    expect(owners).toHaveLength(1);
+  });
 
   it('refuses through B the removal of a file that an avatar made through A uses', async () => {
     const alice = await signUp(a, 'alice');

@@ -71,6 +71,8 @@ export interface HostEventMap {
   socialAction: [{ action: string; actor: StoredUser; target: StoredUser }];
   /** A game-server token was revoked: servers that used it must go. */
   gameServerTokenRevoked: [{ tokenId: string; remote?: boolean }];
+  /** Another host changed a game-server token (null: any may have changed): servers here check theirs. */
+  gameServerTokensChanged: [{ tokenId: string | null }];
   /**
    * A moderation action this host committed (its log entry; server/services/moderation.ts). Only the host that ran
    * the action emits it (server/socket/account-push.ts tells the user's own sockets on this host).

@@ -29,8 +29,18 @@ export function createGameServerTokens(
   const tokens: Collection<StoredGameServerToken> =
     store.collection<StoredGameServerToken>(GAME_SERVER_TOKENS);
   tokens.addIndex(BY_HASH, (stored) => stored.hash);
+  // A token revoked through another host on the database: its servers here are closed on hearing the change,
+  // whether or not a message between hosts (Redis) says so too.
+  store.watch(GAME_SERVER_TOKENS, (tokenId, remote) => {
+    if (remote) events.emit('gameServerTokensChanged', { tokenId });
+  });
 
   return {
+    /** Whether the token of this id still lets servers in (`config`: one from the configuration, always). */
+    async stillValid(tokenId: string): Promise<boolean> {
+      return tokenId === 'config' || (await tokens.has(tokenId));
+    },
+
     /** The id of the token that matches (`config` for one from the configuration), or null. */
     async verify(token: unknown): Promise<string | null> {
       if (typeof token !== 'string' || token.length === 0 || token.length > 512) return null;

@@ -41,12 +41,26 @@ export function followHostEvents(ctx: SocketContext): () => void {
         closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token revoked');
     }
   };
+  const onGameServerTokensChanged = ({ tokenId }: { tokenId: string | null }): void =>
+    background(ctx, closeRevokedGameServers(ctx, tokenId), 'closing the servers of a revoked token', null);
   events.on('tokensRevoked', onTokensRevoked);
   events.on('bioUpdated', onBioUpdated);
   events.on('gameServerTokenRevoked', onGameServerTokenRevoked);
+  events.on('gameServerTokensChanged', onGameServerTokensChanged);
   return () => {
     events.off('tokensRevoked', onTokensRevoked);
     events.off('bioUpdated', onBioUpdated);
     events.off('gameServerTokenRevoked', onGameServerTokenRevoked);
+    events.off('gameServerTokensChanged', onGameServerTokensChanged);
   };
+}
+
+/** Closes the game servers here whose token (`tokenId`, or any when null) no longer lets servers in. */
+async function closeRevokedGameServers(ctx: SocketContext, tokenId: string | null): Promise<void> {
+  for (const conn of [...ctx.connections]) {
+    const held = conn.gameServerTokenId;
+    if (held === null || (tokenId !== null && held !== tokenId)) continue;
+    if (!(await ctx.deps.gameServerTokens.stillValid(held)))
+      closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token revoked');
+  }
 }

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Rank } from '../../server/protocol/enums.js';
+import { TestGameServer } from '../../server/tools/test-game-server.js';
 import {
   editUser,
   expectFail,
@@ -195,6 +196,23 @@ describe('two hosts on one database', () => {
       Friends: string[];
     };
     expect(seen.Friends).toEqual([bob.id]);
+  });
+
+  it('closes on B the game server of a token revoked through A, without Redis', async () => {
+    const admin = await signUp(a, 'admin');
+    await editUser(a, admin.id, (draft) => {
+      draft.Rank = Rank.Admin;
+    });
+    const added = expectOk(await a.post('addGameServerToken', as(admin, { label: 'Basement PC' })));
+    const tokenId = (added.GameServerToken as { id: string }).id;
+    const server = await TestGameServer.connect({ url: b.server.url, serverToken: added.token as string });
+    try {
+      const closed = new Promise<number>((resolve) => server.on('close', resolve));
+      expectOk(await a.post('revokeGameServerToken', as(admin, { tokenId })));
+      expect(await closed).toBe(4004);
+    } finally {
+      server.close();
+    }
   });
 
   it('enforces on B a ban made through A: B refuses the token and closes the socket, without Redis', async () => {

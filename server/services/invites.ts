@@ -61,7 +61,14 @@ export function createInvitesService(
 
   /** Pushes "expired" to the senders of requests that just ran out unanswered. */
   async function sweepExpired(now: number): Promise<void> {
-    const expired = expiries.due(now);
+    const due = expiries.due(now);
+    if (due.length === 0) return;
+    // As stored now: the target may have answered or dismissed it through another host.
+    const current = await Promise.all(due.map(({ to, stored }) => history.find(to, stored.requestId)));
+    const expired = due.flatMap(({ to }, i) => {
+      const stored = current[i];
+      return stored && (stored.state === 'new' || stored.state === 'seen') ? [{ to, stored }] : [];
+    });
     if (expired.length === 0) return;
     const names = await views.namesOf(expired.flatMap(({ to, stored }) => [to, stored.fromUserId]));
     for (const { to, stored } of expired) views.notifySender(stored, to, now, names);
@@ -209,14 +216,16 @@ export function createInvitesService(
       return history.close();
     },
 
-    /** Tells senders of requests that just expired; called from the heartbeat. */
-    sweep(): void {
-      sweepExpired(unixSeconds(clock)).catch((error: unknown) =>
-        deps.onBackgroundError?.(error, 'telling senders of expired invite requests'),
-      );
-      history
-        .sweep()
-        .catch((error: unknown) => deps.onBackgroundError?.(error, 'pruning the invite-request history'));
+    /** Tells senders of requests that just expired; called from the heartbeat. Never rejects (errors reported). */
+    async sweep(): Promise<void> {
+      await Promise.all([
+        sweepExpired(unixSeconds(clock)).catch((error: unknown) =>
+          deps.onBackgroundError?.(error, 'telling senders of expired invite requests'),
+        ),
+        history
+          .sweep()
+          .catch((error: unknown) => deps.onBackgroundError?.(error, 'pruning the invite-request history')),
+      ]);
     },
   };
 }

@@ -16,7 +16,8 @@ export function startHeartbeat(ctx: SocketContext): NodeJS.Timeout {
     const nowSeconds = Math.floor(ctx.deps.clock.now() / 1000);
     const current = slice;
     slice = (slice + 1) % HEARTBEAT_SLICES;
-    if (current === 0) ctx.deps.invites.sweep();
+    // Never rejects: its errors are reported where they happen.
+    if (current === 0) ctx.deps.invites.sweep().catch(() => undefined);
     for (const conn of ctx.connections) {
       if (conn.slice !== current) continue;
       if (!conn.alive) {

@@ -164,6 +164,24 @@ describe('invite requests on PostgreSQL', () => {
     expect(summary(await received(b, bob))).toEqual([{ requestId, state: 'expired' }]);
   });
 
+  it('tells the sender nothing at expiry of a request answered through the other host', async () => {
+    const database = await freshDatabaseUrl();
+    const dir = await newDir();
+    const clock = manualClock();
+    const a = await start(dir, database, clock);
+    const b = await start(dir, database, clock);
+    const [alice, bob] = await friends(a, b);
+    const aliceOnA = await socketOf(a, alice);
+    const requestId = await ask(aliceOnA, await socketOf(a, bob), alice, bob);
+    await expect.poll(async () => (await received(b, bob)).length).toBe(1);
+    expectOk(await b.post('updateInviteRequest', as(bob, { requestId, state: 'dismissed' })));
+
+    clock.advance(61);
+    await a.server.invites.sweep();
+    expect(aliceOnA.count('sentinviterequestupdated')).toBe(0);
+    expect(summary(await sent(a, alice))).toEqual([{ requestId, state: 'dismissed' }]);
+  });
+
   it('keeps the history and its states when both hosts restart', async () => {
     const database = await freshDatabaseUrl();
     const dir = await newDir();

@@ -370,13 +370,13 @@ function openModeration(parts: {
 }
 
 /**
- * An avatar or world this host removed (by its owner or a moderator) is not ranked again: its popularity counts go
- * with the next save. The host that commits the removal sees to it, once.
+ * A removed avatar or world (by its owner or a moderator, through any host) is not ranked again: its popularity
+ * counts go with each host's next save, those it had not saved yet included.
  */
 function forgetRemovedAssets(store: HostStore, popularity: PopularityService, log: Logger): void {
   for (const collection of [AVATARS, WORLDS]) {
-    store.watch(collection, (id, remote) => {
-      if (remote || id === null) return;
+    store.watch(collection, (id) => {
+      if (id === null) return;
       store
         .collection(collection)
         .has(id)

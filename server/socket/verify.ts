@@ -1,6 +1,7 @@
 import { ServerMessage, type ClientEnvelope } from '../protocol/socket.js';
 import { closeSocket, CloseCode, GAME_SERVER_RATE_FACTOR, send, type Connection } from './connection.js';
 import { friendStatus } from './presence.js';
+import { closeIfRevoked } from './revocation.js';
 import type { SocketContext } from './socket-context.js';
 import { dispatchUser } from './user-messages.js';
 
@@ -32,6 +33,9 @@ export async function verify(
   conn.token = envelope.tokenContent;
   conn.tokenExpiresAt = expiresAt;
   const first = hub.add(user.Id, conn.out, conn.remote, user.Username);
+  // A ban, warning or sign-out committed while the store answered found no socket of this user here to close.
+  await closeIfRevoked(ctx, conn);
+  if (conn.ws.readyState !== conn.ws.OPEN) return;
   send(conn, ServerMessage.authenticated, { userId: user.Id });
   if (first) await friendStatus(ctx, user);
   return dispatchUser(ctx, conn, user.Id, name, envelope.args);

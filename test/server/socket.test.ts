@@ -143,6 +143,41 @@ describe('socket', () => {
       expect(await b.waitClosed()).toEqual({ code: 4001, reason: 'warned' });
     });
 
+    it('closes a socket whose user was warned while it was being verified', async () => {
+      const mod = await signUp(host, 'mod');
+      await editUser(host, mod.id, (draft) => {
+        draft.Rank = 4;
+      });
+      // The verification waits between reading the token and joining the hub, as a slow store would make it.
+      const accounts = host.server.accounts;
+      const tokenExpiry = accounts.tokenExpiry.bind(accounts);
+      let reached!: () => void;
+      let release!: () => void;
+      const inGap = new Promise<void>((resolve) => (reached = resolve));
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      accounts.tokenExpiry = async (...args: Parameters<typeof tokenExpiry>) => {
+        reached();
+        await gate;
+        return tokenExpiry(...args);
+      };
+      const socket = await raw();
+      socket.sendJson({ userId: carol.id, tokenContent: carol.token, message: 'auth', args: {} });
+      await inGap;
+      expectOk(
+        await host.post('moderation', {
+          userid: mod.id,
+          tokenContent: mod.token,
+          action: 'warnuser',
+          targetUserId: carol.id,
+          warnReason: 'spam',
+          warnDescription: '',
+        }),
+      );
+      release();
+      expect((await socket.waitClosed(5000)).code).toBe(4001);
+      expect(socket.count('authenticated')).toBe(0);
+    });
+
     it('closes a socket whose token expired, at the next heartbeat', async () => {
       const socket = await connect(alice);
       clock.advance(31 * 24 * 3600);

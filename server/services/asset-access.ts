@@ -38,8 +38,8 @@ export function createAssetAccess(deps: {
   };
 }) {
   const { clock, assetTokens, presence, instances } = deps;
-  /** asset id -> user id -> when the asset token the host delivered to that user expires (Unix seconds) */
-  const delivered = new Map<string, Map<string, number>>();
+  /** asset id -> user id -> the asset token the host delivered to that user, and when it expires (Unix seconds) */
+  const delivered = new Map<string, Map<string, { token: string; until: number }>>();
   let sweptAt = 0;
 
   /** Forgets expired deliveries of every asset, at most once a minute (a delivery lasts an hour at most). */
@@ -47,18 +47,19 @@ export function createAssetAccess(deps: {
     if (now - sweptAt < 60) return;
     sweptAt = now;
     for (const [assetId, byUser] of delivered) {
-      for (const [userId, until] of byUser) if (until <= now) byUser.delete(userId);
+      for (const [userId, { until }] of byUser) if (until <= now) byUser.delete(userId);
       if (byUser.size === 0) delivered.delete(assetId);
     }
   }
 
-  function holds(assetId: string, userId: string): boolean {
-    const byUser = delivered.get(assetId);
-    const until = byUser?.get(userId);
-    if (until === undefined) return false;
-    if (until > unixSeconds(clock)) return true;
+  /** Whether the host delivered `userId` a token of `asset` that is still one of its live tokens (not removed). */
+  function holds(asset: AvatarMetaDto | WorldMetaDto, userId: string): boolean {
+    const byUser = delivered.get(asset.Id);
+    const held = byUser?.get(userId);
+    if (held === undefined) return false;
+    if (held.until > unixSeconds(clock) && assetTokens.expiryIn(asset, held.token) > 0) return true;
     byUser!.delete(userId);
-    if (byUser!.size === 0) delivered.delete(assetId);
+    if (byUser!.size === 0) delivered.delete(asset.Id);
     return false;
   }
 
@@ -67,7 +68,7 @@ export function createAssetAccess(deps: {
     asset: AvatarMetaDto | WorldMetaDto,
     userId: string,
   ): boolean {
-    if (userId === asset.OwnerId || holds(asset.Id, userId)) return true;
+    if (userId === asset.OwnerId || holds(asset, userId)) return true;
     return kind === 'avatar'
       ? instances.shareInstance(userId, asset.OwnerId)
       : instances.inInstanceOfWorld(userId, asset.Id);
@@ -81,7 +82,9 @@ export function createAssetAccess(deps: {
       sweep(unixSeconds(clock));
       let byUser = delivered.get(assetId);
       if (!byUser) delivered.set(assetId, (byUser = new Map()));
-      byUser.set(userId, Math.max(until, byUser.get(userId) ?? 0));
+      const held = byUser.get(userId);
+      // The token that lasts longest is the one kept.
+      if (!held || held.until < until) byUser.set(userId, { token, until });
     },
 
     /** Whether `asker` gets the whole meta of `asset` (always, for a public one). */

@@ -157,6 +157,29 @@ describe('shareavatartoken on the user socket', () => {
     expect(bobSocket.count('sharedavatartoken')).toBe(0);
   });
 
+  it('takes back what a delivered token opened once the owner removes the token', async () => {
+    const aliceSocket = await open(alice);
+    const bobSocket = await open(bob);
+    share(aliceSocket, alice, { targetUserId: bob.id, avatarId, avatarToken: assetToken });
+    await bobSocket.next('sharedavatartoken');
+    // Asked with no credentials, as the game client asks, from the machine of bob's socket (the owner gone).
+    aliceSocket.close();
+    const builds = async () =>
+      ((expectOk(await host.get(`meta/avatar/${avatarId}`)).Meta as { Builds?: unknown[] }).Builds ?? [])
+        .length;
+    expect(await builds()).toBe(1);
+    expectOk(
+      await host.post('manageAssetToken', {
+        userid: alice.id,
+        tokenContent: alice.token,
+        action: 1,
+        assetId: avatarId,
+        assetToken,
+      }),
+    );
+    await expect.poll(builds, { timeout: 3000 }).toBe(0);
+  });
+
   it('refuses a token that was removed', async () => {
     expectOk(
       await host.post('manageAssetToken', {

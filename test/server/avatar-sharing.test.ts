@@ -15,6 +15,18 @@ describe('shareavatartoken on the user socket', () => {
   let avatarId: string;
   let assetToken: string;
   const sockets: TestSocket[] = [];
+  /** Alice removes the avatar's asset token (manageAssetToken action 1). */
+  const removeToken = async (): Promise<void> => {
+    expectOk(
+      await host.post('manageAssetToken', {
+        userid: alice.id,
+        tokenContent: alice.token,
+        action: 1,
+        assetId: avatarId,
+        assetToken,
+      }),
+    );
+  };
   const open = async (who: Account): Promise<TestSocket> => {
     const socket = await TestSocket.verified(host.server.url, who.id, who.token);
     sockets.push(socket);
@@ -168,28 +180,12 @@ describe('shareavatartoken on the user socket', () => {
       ((expectOk(await host.get(`meta/avatar/${avatarId}`)).Meta as { Builds?: unknown[] }).Builds ?? [])
         .length;
     expect(await builds()).toBe(1);
-    expectOk(
-      await host.post('manageAssetToken', {
-        userid: alice.id,
-        tokenContent: alice.token,
-        action: 1,
-        assetId: avatarId,
-        assetToken,
-      }),
-    );
+    await removeToken();
     await expect.poll(builds, { timeout: 3000 }).toBe(0);
   });
 
   it('refuses a token that was removed', async () => {
-    expectOk(
-      await host.post('manageAssetToken', {
-        userid: alice.id,
-        tokenContent: alice.token,
-        action: 1,
-        assetId: avatarId,
-        assetToken,
-      }),
-    );
+    await removeToken();
     const aliceSocket = await open(alice);
     await open(bob);
     share(aliceSocket, alice, { targetUserId: bob.id, avatarId, avatarToken: assetToken });

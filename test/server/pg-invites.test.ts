@@ -86,6 +86,20 @@ async function ask(from: TestSocket, to: TestSocket, fromAccount: Account, toAcc
   return answer.requestId as string;
 }
 
+/** Hosts A and B on one clock the test moves; Alice, on A, asked Bob (a socket on A) for an invite, seen on B. */
+async function askedOnA() {
+  const database = await freshDatabaseUrl();
+  const dir = await newDir();
+  const clock = manualClock();
+  const a = await start(dir, database, clock);
+  const b = await start(dir, database, clock);
+  const [alice, bob] = await friends(a, b);
+  const aliceOnA = await socketOf(a, alice);
+  const requestId = await ask(aliceOnA, await socketOf(a, bob), alice, bob);
+  await expect.poll(async () => (await received(b, bob)).length).toBe(1);
+  return { clock, a, b, alice, bob, aliceOnA, requestId };
+}
+
 describe('invite requests on PostgreSQL', () => {
   it('keeps a request made through one host in the history every host serves, and no file in the folder', async () => {
     const database = await freshDatabaseUrl();
@@ -136,16 +150,8 @@ describe('invite requests on PostgreSQL', () => {
   });
 
   it('tells the sender a request expired only from the host that accepted it', async () => {
-    const database = await freshDatabaseUrl();
-    const dir = await newDir();
-    const clock = manualClock();
-    const a = await start(dir, database, clock);
-    const b = await start(dir, database, clock);
-    const [alice, bob] = await friends(a, b);
-    const aliceOnA = await socketOf(a, alice);
+    const { clock, a, b, alice, bob, aliceOnA, requestId } = await askedOnA();
     const aliceOnB = await socketOf(b, alice);
-    const requestId = await ask(aliceOnA, await socketOf(a, bob), alice, bob);
-    await expect.poll(async () => (await received(b, bob)).length).toBe(1);
 
     clock.advance(61);
     b.server.invites.sweep();
@@ -165,15 +171,7 @@ describe('invite requests on PostgreSQL', () => {
   });
 
   it('tells the sender nothing at expiry of a request answered through the other host', async () => {
-    const database = await freshDatabaseUrl();
-    const dir = await newDir();
-    const clock = manualClock();
-    const a = await start(dir, database, clock);
-    const b = await start(dir, database, clock);
-    const [alice, bob] = await friends(a, b);
-    const aliceOnA = await socketOf(a, alice);
-    const requestId = await ask(aliceOnA, await socketOf(a, bob), alice, bob);
-    await expect.poll(async () => (await received(b, bob)).length).toBe(1);
+    const { clock, a, b, alice, bob, aliceOnA, requestId } = await askedOnA();
     expectOk(await b.post('updateInviteRequest', as(bob, { requestId, state: 'dismissed' })));
 
     clock.advance(61);

@@ -1,6 +1,7 @@
 // The sorted keys searches read (server/store/key-search.ts), made again after an index changed: sorted anew, or
 // patched with the keys the changed records lost and gained (what a popularity save or a sign-up changes).
 import { dist } from '../harness/host.js';
+import { median } from '../harness/stats.js';
 
 /** Milliseconds `fn` takes, the median of `rounds` runs. */
 function timed(rounds, fn) {
@@ -10,7 +11,7 @@ function timed(rounds, fn) {
     fn(r);
     times.push(performance.now() - start);
   }
-  return times.sort((a, b) => a - b)[Math.floor(rounds / 2)];
+  return median(times);
 }
 
 export default {

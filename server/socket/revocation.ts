@@ -35,23 +35,18 @@ export function followHostEvents(ctx: SocketContext): () => void {
     background(ctx, recheck(ctx, userId), 'closing the sockets of a signed-out user', userId);
   const onBioUpdated = ({ user }: { user: StoredUser }): void =>
     background(ctx, friendStatus(ctx, user), 'telling friends a new status', user.Id);
-  const onGameServerTokenRevoked = ({ tokenId }: { tokenId: string }): void => {
-    for (const conn of ctx.connections) {
-      if (conn.gameServerTokenId === tokenId)
-        closeSocket(conn, CloseCode.BAD_GAME_SERVER_TOKEN, 'game-server token revoked');
-    }
-  };
-  const onGameServerTokensChanged = ({ tokenId }: { tokenId: string | null }): void =>
+  // Revoked here, by a host through Redis, or seen changed in the database: each server of the token is checked.
+  const onGameServerToken = ({ tokenId }: { tokenId: string | null }): void =>
     background(ctx, closeRevokedGameServers(ctx, tokenId), 'closing the servers of a revoked token', null);
   events.on('tokensRevoked', onTokensRevoked);
   events.on('bioUpdated', onBioUpdated);
-  events.on('gameServerTokenRevoked', onGameServerTokenRevoked);
-  events.on('gameServerTokensChanged', onGameServerTokensChanged);
+  events.on('gameServerTokenRevoked', onGameServerToken);
+  events.on('gameServerTokensChanged', onGameServerToken);
   return () => {
     events.off('tokensRevoked', onTokensRevoked);
     events.off('bioUpdated', onBioUpdated);
-    events.off('gameServerTokenRevoked', onGameServerTokenRevoked);
-    events.off('gameServerTokensChanged', onGameServerTokensChanged);
+    events.off('gameServerTokenRevoked', onGameServerToken);
+    events.off('gameServerTokensChanged', onGameServerToken);
   };
 }
 

@@ -773,6 +773,7 @@ export class PgStore implements HostStore {
       return Promise.all(items.map((item) => this.#settled(item.id, backend, error)));
     }
   }
+
   /** Says, once a minute at most, that a newer version migrated the database and this host saves nothing. */
   #sayOutdated(error: unknown): void {
     const now = performance.now();
